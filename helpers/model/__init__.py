@@ -1,0 +1,11 @@
+"""The Transformer of the post, one component per module, in the post's notation.
+
+config.py       Config: n_vocab, d_model, n_ctx, n_heads, d_head, d_mlp, n_layers
+embed.py        token embedding W_E, positional embedding W_pos, unembedding W_U
+transformer.py  the model: x0 = W_E t + W_pos, (layers), logits = W_U x, with an activation cache
+checkpoint.py   save / load weights as safetensors, with clear messages when shapes disagree
+"""
+
+from helpers.model.config import Config  # noqa: F401
+from helpers.model.embed import Embed, PosEmbed, Unembed  # noqa: F401
+from helpers.model.transformer import Transformer  # noqa: F401

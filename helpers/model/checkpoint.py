@@ -1,0 +1,55 @@
+"""Save and load model weights as safetensors files (plain tensors + the config, no pickle)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+
+from helpers.model.config import Config
+from helpers.model.transformer import Transformer
+
+
+def save(model: Transformer, path: str | Path, **metadata: str) -> None:
+    """Write every parameter under its module path (e.g. ``embed.W_E``) and the config."""
+    tensors = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    meta = {"config": json.dumps(model.cfg.to_dict()), **{k: str(v) for k, v in metadata.items()}}
+    save_file(tensors, str(path), metadata=meta)
+
+
+def metadata(path: str | Path) -> dict[str, str]:
+    with safe_open(str(path), framework="pt") as f:
+        return dict(f.metadata() or {})
+
+
+def load(path: str | Path) -> Transformer:
+    """Build a model from the config stored in the file, then load its weights."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint at '{path}'.")
+    meta = metadata(path)
+    if "config" not in meta:
+        raise ValueError(f"'{path}' has no stored config; use load_into(model, path) with a model you build.")
+    model = Transformer(Config(**json.loads(meta["config"])))
+    return load_into(model, path)
+
+
+def load_into(model: Transformer, path: str | Path) -> Transformer:
+    """Load weights into an existing model, saying exactly which tensors do not fit."""
+    tensors = load_file(str(path))
+    own = model.state_dict()
+    problems = []
+    for name in sorted(set(own) | set(tensors)):
+        if name not in tensors:
+            problems.append(f"{name}: the model has it {tuple(own[name].shape)}, the file does not")
+        elif name not in own:
+            problems.append(f"{name}: the file has it {tuple(tensors[name].shape)}, the model does not")
+        elif own[name].shape != tensors[name].shape:
+            problems.append(f"{name}: the model expects shape {tuple(own[name].shape)}, "
+                            f"the file has {tuple(tensors[name].shape)}")
+    if problems:
+        raise ValueError(f"The checkpoint '{path}' does not fit this model's config:\n  " + "\n  ".join(problems))
+    model.load_state_dict(tensors)
+    return model

@@ -1,0 +1,33 @@
+"""Hyper-parameters of a model, with the post's names (its parameter tables and appendix)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    n_vocab: int  # number of distinct tokens (GPT-2: 50,257)
+    d_model: int = 64  # width of the residual stream (GPT-2 Small: 768)
+    n_ctx: int = 32  # longest context the model accepts; W_pos has this many columns (GPT-2: 1024)
+    n_layers: int = 0  # attention (+ MLP) blocks; 0 = the post's "zero-layer Transformer"
+    n_heads: int = 4  # attention heads per layer (GPT-2 Small: 12)
+    d_head: int | None = None  # size of each head's query/key/value; None -> d_model // n_heads
+    d_mlp: int = 0  # MLP hidden width; 0 = attention-only (convention when used: 4 * d_model)
+    layernorm: bool = False  # LayerNorm before each attention / MLP and before the unembedding
+    positional: bool = True  # add W_pos (False: the model sees a bag of tokens)
+    init_std: float = 0.02  # standard deviation of the random initial weights
+
+    def __post_init__(self) -> None:
+        for name in ("n_vocab", "d_model", "n_ctx"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.n_layers < 0 or self.d_mlp < 0:
+            raise ValueError("n_layers and d_mlp cannot be negative")
+        if self.n_layers and self.n_heads < 1:
+            raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
+        if self.d_head is None:
+            object.__setattr__(self, "d_head", max(1, self.d_model // max(1, self.n_heads)))
+
+    def to_dict(self) -> dict:
+        return asdict(self)

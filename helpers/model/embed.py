@@ -1,0 +1,48 @@
+"""Embedding, positional embedding and unembedding — the post's "zero-layer Transformer".
+
+Column vectors as in the post: ``W_E`` is (d_model, n_vocab), so the embedding of a one-hot token
+t is ``W_E @ t`` — which just picks out column t of W_E. We therefore never build the one-hot
+matrix: ``embedding(tokens, W_E.T)`` reads the same columns, faster (notebook 02 shows they agree).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from helpers.model.config import Config
+
+
+class Embed(nn.Module):
+    """x = W_E t: token ids (batch, n) -> embeddings (batch, d_model, n)."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.W_E = nn.Parameter(torch.randn(cfg.d_model, cfg.n_vocab) * cfg.init_std)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return F.embedding(tokens, self.W_E.T).mT  # (batch, n, d_model) -> (batch, d_model, n)
+
+
+class PosEmbed(nn.Module):
+    """W_pos: one learned column per position; the first n columns are added to a context of n."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.W_pos = nn.Parameter(torch.randn(cfg.d_model, cfg.n_ctx) * cfg.init_std)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        n = tokens.shape[-1]
+        return self.W_pos[:, :n]  # (d_model, n), broadcasts over the batch
+
+
+class Unembed(nn.Module):
+    """logits = W_U x: residual stream (batch, d_model, n) -> logits (batch, n_vocab, n)."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.W_U = nn.Parameter(torch.randn(cfg.n_vocab, cfg.d_model) * cfg.init_std)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.W_U @ x

@@ -1,0 +1,136 @@
+"""The GPT-style Transformer of the post, built from its components.
+
+    x0     = W_E t + W_pos                                   (embedding)
+    x_l+1  = x_l + sum_h o^h   ,   x_l+2 = x_l+1 + m         (each block: attention, then MLP)
+    logits = W_U x_last ,  p = softmax(logits)               (unembedding)
+
+With ``n_layers = 0`` this is the post's zero-layer Transformer, T(t) = softmax(W_U (W_E t_n + W_pos)).
+Blocks live in ``helpers.model.block``. ``run_with_cache`` returns every activation under the post's
+name: "x0", "x1", ... for the residual stream in order, "L0.q", "L0.A", ... inside block 0,
+"logits" and "p" at the end.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from helpers.model.config import Config
+from helpers.model.embed import Embed, PosEmbed, Unembed
+from helpers.softmax import softmax
+
+
+class Cache(dict):
+    """Activations by name. Residual-stream states are numbered in the order they are written:
+    x0 (embedding), then x1, x2, ... after every residual add."""
+
+    def add_resid(self, x: torch.Tensor) -> None:
+        self[f"x{sum(1 for k in self if k[0] == 'x' and k[1:].isdigit())}"] = x
+
+    @property
+    def resid_names(self) -> list[str]:
+        return sorted((k for k in self if k[0] == "x" and k[1:].isdigit()), key=lambda k: int(k[1:]))
+
+
+class Transformer(nn.Module):
+    """tokens (batch, n) or (n,) -> logits (batch, n_vocab, n) or (n_vocab, n)."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = Embed(cfg)
+        self.pos_embed = PosEmbed(cfg) if cfg.positional else None
+        if cfg.n_layers:
+            from helpers.model.block import Block  # blocks are the attention / MLP notebooks' part
+
+            self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        else:
+            self.blocks = nn.ModuleList()
+        if cfg.layernorm:
+            from helpers.model.layernorm import LayerNorm
+
+            self.ln_final = LayerNorm(cfg.d_model)
+        else:
+            self.ln_final = None
+        self.unembed = Unembed(cfg)
+
+    def check_tokens(self, tokens) -> torch.Tensor:
+        """Validate input token ids and say clearly what is wrong, in the post's terms."""
+        tokens = torch.as_tensor(tokens)
+        if tokens.is_floating_point() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must be integer token ids (t_1 ... t_n), got dtype {tokens.dtype}")
+        if tokens.dim() not in (1, 2):
+            raise ValueError(f"tokens must have shape (n,) or (batch, n), got {tuple(tokens.shape)}")
+        n = tokens.shape[-1]
+        if n == 0:
+            raise ValueError("the context is empty (n = 0): give the model at least one token")
+        if n > self.cfg.n_ctx:
+            raise ValueError(
+                f"the context has n = {n} tokens but this model's n_ctx is {self.cfg.n_ctx} "
+                f"(W_pos has {self.cfg.n_ctx} columns): keep the last {self.cfg.n_ctx} tokens"
+            )
+        lo, hi = int(tokens.min()), int(tokens.max())
+        if lo < 0 or hi >= self.cfg.n_vocab:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"token id {bad} is outside the vocabulary (0 ... {self.cfg.n_vocab - 1})")
+        return tokens.long()
+
+    def forward(self, tokens, cache: Cache | None = None) -> torch.Tensor:
+        tokens = self.check_tokens(tokens)
+        single = tokens.dim() == 1
+        if single:
+            tokens = tokens[None]
+        x = self.embed(tokens)  # (batch, d_model, n)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed(tokens)
+        if cache is not None:
+            cache["t"] = tokens
+            cache.add_resid(x)  # x0
+        for block in self.blocks:
+            x = block(x, cache)
+        if self.ln_final is not None:
+            x = self.ln_final(x)
+        logits = self.unembed(x)  # (batch, n_vocab, n)
+        if cache is not None:
+            cache["logits"] = logits
+            cache["p"] = softmax(logits, dim=-2)
+        if single:
+            logits = logits[0]
+            if cache is not None:
+                for key, val in cache.items():
+                    if isinstance(val, torch.Tensor) and val.shape[:1] == (1,):
+                        cache[key] = val[0]
+        return logits
+
+    @torch.no_grad()
+    def run_with_cache(self, tokens) -> tuple[torch.Tensor, Cache]:
+        """Forward pass that also returns every activation by its name in the post."""
+        cache = Cache()
+        logits = self(tokens, cache)
+        return logits, cache
+
+    def loss(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Mean next-token cross-entropy (nats) of a batch of windows, shape (batch, n + 1)."""
+        logits = self(tokens[..., :-1])  # (batch, n_vocab, n)
+        return F.cross_entropy(logits, tokens[..., 1:])
+
+    @torch.no_grad()
+    def next_token_probs(self, tokens) -> torch.Tensor:
+        """p_{n+1}: the distribution of the token after the last one, shape (n_vocab,)."""
+        return softmax(self(tokens)[..., -1], dim=-1)
+
+    @torch.no_grad()
+    def generate(self, prompt_ids, steps: int, temperature: float = 1.0, seed: int = 0) -> torch.Tensor:
+        """Continue a prompt token by token (keeping the last n_ctx tokens as context)."""
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        g = torch.Generator().manual_seed(seed)
+        out = self.check_tokens(prompt_ids).tolist()
+        for _ in range(steps):
+            logits = self(torch.tensor(out[-self.cfg.n_ctx:]))[:, -1]
+            out.append(int(torch.multinomial(softmax(logits / temperature), 1, generator=g)))
+        return torch.tensor(out)
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
