@@ -1,0 +1,43 @@
+"""The series' standard data: one corpus, one tokenizer, the same token ids in every notebook.
+
+Every notebook and checkpoint uses ``default_data()`` so their numbers are comparable: the same
+held-out text, the same 2,000-token vocabulary (the training text's most frequent words + <unk>).
+The result is memoised, so calling it again in a notebook costs nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from helpers.corpus import Corpus, load_corpus
+from helpers.tokens import Tokenizer
+
+DEFAULT_VOCAB = 2000
+
+
+@dataclass(frozen=True)
+class Data:
+    corpus: Corpus
+    tokenizer: Tokenizer
+    train_ids: torch.Tensor  # (n_train,) token ids of corpus.train
+    heldout_ids: torch.Tensor  # (n_heldout,) token ids of corpus.heldout
+
+    @property
+    def n_vocab(self) -> int:
+        return self.tokenizer.n_vocab
+
+    def __repr__(self) -> str:
+        return (f"Data({self.corpus.name}: {len(self.train_ids):,} training tokens, "
+                f"{len(self.heldout_ids):,} held-out tokens, n_vocab = {self.n_vocab:,})")
+
+
+@functools.lru_cache(maxsize=4)
+def default_data(path: str | None = None, max_vocab: int = DEFAULT_VOCAB) -> Data:
+    """Load and tokenize a corpus (default: King James) with the fixed split; memoised."""
+    corpus = load_corpus(Path(path) if path else None)
+    tok = Tokenizer.train(corpus.train, max_vocab=max_vocab)
+    return Data(corpus, tok, tok.encode(corpus.train), tok.encode(corpus.heldout))
