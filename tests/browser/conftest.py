@@ -1,0 +1,66 @@
+"""Fixtures for the real-browser tests: one JupyterLab server and one headless Chromium per session.
+
+The notebooks are copied into a temporary folder that the server serves, so the browser's
+autosave never writes outputs into the repository. Screenshots go to artifacts/browser/.
+Without Chromium the tests skip with the reason; under CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import jlab  # noqa: E402
+
+collect_ignore_glob = ["fixtures/*"]  # the fixture notebook is run by the browser tests, not by nbval
+FIXTURE = HERE / "fixtures" / "fixture_explorer.ipynb"
+ARTIFACTS = ROOT / "artifacts" / "browser"
+
+
+def series_notebooks() -> list[Path]:
+    return sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def browser_available():
+    problem = jlab.chromium_problem()
+    if problem:
+        if in_ci():
+            pytest.fail(f"CI=true and the real-browser tests cannot run: {problem}")
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def staged(tmp_path_factory, browser_available) -> Path:
+    root = tmp_path_factory.mktemp("served")
+    jlab.stage_notebooks(root, series_notebooks() + [FIXTURE])
+    return root
+
+
+@pytest.fixture(scope="session")
+def lab(staged):
+    with jlab.LabServer(staged) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def lab_without_widgets(staged):
+    """The negative control: the same notebooks with the ipywidgets front-end disabled."""
+    with jlab.LabServer(staged, widgets=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def chromium(browser_available):
+    with jlab.browser() as ctx:
+        yield ctx

@@ -1,0 +1,542 @@
+"""Drive the series in a real browser: a JupyterLab server and a headless Chromium (Playwright).
+
+Shared by the browser tests (tests/browser/) and the benchmark (tools/bench.py). Nothing here
+sleeps for a fixed time: every wait is a wait on a state (HTTP status, kernel status, a DOM
+attribute), with a timeout that says what it was waiting for.
+
+* ``LabServer`` starts ``jupyter lab`` on 127.0.0.1 with a token it generates, in a private set of
+  Jupyter directories (config, settings, workspaces, runtime), and stops it by its own process id.
+  ``widgets=False`` disables the ipywidgets front-end (the negative control).
+* ``browser()`` launches Debian's Chromium (``/usr/bin/chromium``) with the flags this machine needs.
+* ``NotebookPage`` opens one notebook, waits until its kernel is really connected and idle, runs all
+  cells, scrolls through them, and reports what the learner would see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHROMIUM = os.environ.get("GT_CHROMIUM", "/usr/bin/chromium")
+# The flags Chromium needs on these machines (no sandbox as root, no GPU, no background traffic
+# to Google that the closed network refuses). Every non-loopback request also goes to a dead proxy
+# so nothing can download; loopback bypasses proxies implicitly.
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--proxy-server=http://127.0.0.1:9",
+]
+WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
+
+# Text that means a widget was NOT rendered as a widget (searched only inside output areas).
+FALLBACK_PATTERNS = [
+    r"\b(?:Int|Float|FloatLog|IntRange|FloatRange|Selection|SelectionRange)Slider\(",
+    r"\b(?:VBox|HBox|Box|GridBox|Tab|Accordion)\(children=",
+    r"\b(?:Dropdown|Text|Textarea|ToggleButton|Checkbox|Button|Image|HTML|Label|Output|"
+    r"Select|RadioButtons|ToggleButtons|Play|IntText|FloatText)\((?:value|options|description|layout|outputs)=",
+    r"Loading widget\.\.\.",
+    r"Error displaying widget",
+    r"A Jupyter widget could not be displayed",
+]
+FALLBACK_RE = re.compile("|".join(FALLBACK_PATTERNS))
+
+
+def chromium_problem() -> str | None:
+    """None when the browser test can run here, else why not (for a skip or, under CI, a failure)."""
+    if not Path(CHROMIUM).exists():
+        return (f"Chromium not found at {CHROMIUM}: `bash run.sh test` installs Debian's chromium "
+                "when run as root (or with passwordless sudo); otherwise `apt-get install chromium`.")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as e:  # pragma: no cover - pinned in requirements.txt
+        return f"playwright is not importable ({e}); run `bash run.sh test` to set up .venv"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+class LabServer:
+    """``jupyter lab`` serving ``root_dir`` on 127.0.0.1 with a fresh token, in private dirs."""
+
+    def __init__(self, root_dir: Path, *, widgets: bool = True, timeout: float = 90):
+        self.root_dir = Path(root_dir)
+        self.widgets = widgets
+        self.token = secrets.token_hex(24)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.home = Path(tempfile.mkdtemp(prefix="gt-lab-"))
+        self.log_path = self.home / "server.log"
+        self.proc: subprocess.Popen | None = None
+        self.timeout = timeout
+
+    # -- start / stop ---------------------------------------------------------------------------
+    def start(self) -> "LabServer":
+        h = self.home
+        settings = h / "settings"
+        # No news/update pop-ups over the notebook; the notebook keeps rendering every cell it shows.
+        _write_json(settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings",
+                    {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True})
+        if not self.widgets:
+            _write_json(h / "config/labconfig/page_config.json",
+                        {"disabledExtensions": {WIDGET_MANAGER: True}})
+        env = dict(os.environ)
+        env.update(JUPYTER_CONFIG_DIR=str(h / "config"), JUPYTER_RUNTIME_DIR=str(h / "runtime"),
+                   IPYTHONDIR=str(h / "ipython"), JUPYTER_PLATFORM_DIRS="1",
+                   GT_THREADS=env.get("GT_THREADS", "1"), MPLBACKEND="Agg")
+        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+               "--ip=127.0.0.1", f"--port={self.port}", "--port-retries=0",
+               f"--ServerApp.root_dir={self.root_dir}",
+               f"--IdentityProvider.token={self.token}",
+               "--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
+               "--LabApp.news_url=None",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+               f"--LabApp.user_settings_dir={settings}",
+               f"--LabApp.workspaces_dir={h / 'workspaces'}",
+               "--ServerApp.terminals_enabled=False",
+               "--ContentsManager.allow_hidden=False"]
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                     cwd=self.root_dir, start_new_session=True)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"jupyter lab did not answer on {self.url} in {self.timeout}s:\n{self.log()}")
+            time.sleep(0.2)  # polling interval of the readiness wait, not a fixed delay
+
+    def api(self, method: str, path: str) -> object:
+        req = urllib.request.Request(f"{self.url}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            for k in self.api("GET", "/api/kernels") or []:
+                with contextlib.suppress(OSError):
+                    self.api("DELETE", f"/api/kernels/{k['id']}")
+
+    def stop(self) -> None:
+        """Shut the kernels down, then stop the server by its own process id."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.shutdown_kernels()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+        self.proc = None
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def __enter__(self) -> "LabServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def stage_notebooks(dest: Path, notebooks: list[Path]) -> list[str]:
+    """Copy notebooks (and their folders' other files) into ``dest``, so that the browser's
+    autosave never writes outputs into the repository. Returns their paths relative to dest."""
+    rel = []
+    for nb in notebooks:
+        folder = dest / nb.parent.name
+        if not folder.exists():
+            shutil.copytree(nb.parent, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        rel.append(f"{nb.parent.name}/{nb.name}")
+    return rel
+
+
+@contextlib.contextmanager
+def browser(user_data_dir: Path | None = None):
+    """A headless Debian Chromium driven by Playwright; yields a persistent browser context."""
+    from playwright.sync_api import sync_playwright
+
+    tmp = Path(user_data_dir or tempfile.mkdtemp(prefix="gt-chromium-"))
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900}, device_scale_factor=1,
+            service_workers="block")
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# In-page helpers (JupyterLab is exposed as window.jupyterapp by --LabApp.expose_app_in_browser).
+# --------------------------------------------------------------------------------------------
+PAGE_JS = r"""
+() => {
+  if (window.gt) return;
+  const app = () => window.jupyterapp;
+  const panel = () => app().shell.currentWidget;
+  const kernel = () => { const s = panel() && panel().sessionContext; return s && s.session && s.session.kernel; };
+  const parseState = (s) => { const out = {}; (s || '').split(';').forEach(kv => {
+      const i = kv.indexOf('='); if (i > 0) out[kv.slice(0, i).trim()] = kv.slice(i + 1).trim(); }); return out; };
+  const norm = (s) => String(s).replace(/\s+/g, ' ').trim().toLowerCase();
+  const TRUE = ['true', '1', 'on', 'yes'], FALSE = ['false', '0', 'off', 'no'];
+  const matches = (kind, value, expected, tol) => {
+    if (kind === 'slider') {
+      const a = parseFloat(value), b = parseFloat(expected);
+      if (!isNaN(a) && !isNaN(b) && /^[-+0-9.eE]+$/.test(String(value).trim())) return Math.abs(a - b) <= tol;
+      return norm(value) === norm(expected);
+    }
+    if (kind === 'toggle') return (expected ? TRUE : FALSE).includes(norm(value));
+    if (kind === 'dropdown') return norm(value) === norm(expected) ||
+        norm(expected).split(' ').includes(norm(value)) || norm(value).split(' ').includes(norm(expected));
+    return norm(value) === norm(expected);  // text
+  };
+  window.gt = {
+    parseState,
+    path: () => panel() && panel().context && panel().context.path,
+    // Connected AND idle AND ready, continuously for 300 ms (the widget manager's comm requests
+    // after a kernel connects make 'idle' flicker; Run All issued then can be lost).
+    kernelReady(path) {
+      const p = panel(), k = kernel();
+      const ok = p && p.context && p.context.path === path && p.sessionContext.isReady && k &&
+                 k.connectionStatus === 'connected' && k.status === 'idle';
+      if (!ok) { gt._since = null; return false; }
+      if (gt._since == null) gt._since = performance.now();
+      return performance.now() - gt._since > 300;
+    },
+    kernelStatus() { const k = kernel(); return k ? k.status + '/' + k.connectionStatus : 'no kernel'; },
+    runAll() { return app().commands.execute('notebook:run-all-cells'); },
+    cells() {
+      const cells = panel().content.model.cells, out = [];
+      for (let i = 0; i < cells.length; i++) {
+        const c = cells.get(i);
+        if (c.type !== 'code') { out.push({type: c.type}); continue; }
+        const outs = c.outputs.toJSON();
+        out.push({type: 'code', count: c.executionCount, state: c.executionState || null,
+          widgetOutputs: outs.map((o, j) => (o.data && o.data['application/vnd.jupyter.widget-view+json']) ? j : -1).filter(j => j >= 0),
+          errors: outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)});
+      }
+      return out;
+    },
+    started() { return gt.cells().some(c => c.type === 'code' && (c.count != null || c.state === 'running')) ||
+                       (kernel() && kernel().status === 'busy'); },
+    finished() {
+      const k = kernel(); if (!k || k.status !== 'idle') return false;
+      const cells = gt.cells().filter(c => c.type === 'code');
+      if (cells.some(c => c.state === 'running')) return false;
+      return cells.some(c => c.errors.length) || cells.every(c => c.count != null);
+    },
+    cellNode(i) { return panel().content.widgets[i].node; },
+    async scrollTo(i) { await panel().content.scrollToItem(i, 'start'); panel().content.widgets[i].node.scrollIntoView({block: 'start'}); },
+    // What the learner sees in the output areas of cell i.
+    outputs(i) {
+      const node = gt.cellNode(i);
+      return Array.from(node.querySelectorAll('.jp-OutputArea-child')).map(ch => {
+        const o = ch.querySelector('.jp-OutputArea-output');
+        return {widget: !!(o && o.querySelector('.jupyter-widgets')), text: o ? o.innerText : '',
+                mime: o ? o.getAttribute('data-mime-type') : null};
+      });
+    },
+    settled(i, widgetIdx) {
+      const outs = gt.outputs(i);
+      return widgetIdx.every(j => outs[j] && (outs[j].widget || (outs[j].text && !/Loading widget/.test(outs[j].text))));
+    },
+    // Tag every explorer (a box holding a gt-caption and an image) and its controls.
+    explorers() {
+      const roots = [];
+      document.querySelectorAll('.jp-OutputArea-output .gt-caption').forEach(cap => {
+        let r = cap.closest('.widget-html'); r = r && r.parentElement;
+        while (r && !r.querySelector(':scope > img.widget-image, :scope img.widget-image')) r = r.parentElement;
+        if (r && !roots.includes(r)) roots.push(r);
+      });
+      const ws = panel().content.widgets;
+      return roots.map((r, e) => {
+        r.dataset.gtExplorer = e;
+        const cell = ws.findIndex(w => w.node.contains(r));
+        const controls = [];
+        const add = (kind, el) => { el.dataset.gtControl = e + '-' + controls.length;
+          const lab = el.closest('.widget-inline-hbox'); const l = lab && lab.querySelector('.widget-label');
+          controls.push({kind, id: el.dataset.gtControl, label: (l && l.textContent) || el.textContent || ''}); };
+        r.querySelectorAll('.widget-slider .noUi-handle-lower').forEach(el => add('slider', el));
+        r.querySelectorAll('.widget-dropdown select').forEach(el => add('dropdown', el));
+        r.querySelectorAll('.widget-text input[type=text], .widget-textarea textarea').forEach(el => add('text', el));
+        r.querySelectorAll('button.widget-toggle-button').forEach(el => add('toggle', el));
+        r.querySelectorAll('.widget-checkbox input[type=checkbox]').forEach(el => add('toggle', el));
+        return {id: e, cell, controls, state: gt.view(e).state};
+      });
+    },
+    view(e) {
+      const r = document.querySelector(`[data-gt-explorer="${e}"]`);
+      const cap = r.querySelector('.gt-caption'), img = r.querySelector('img.widget-image');
+      return {state: cap ? cap.getAttribute('data-state') : null, error: !!(cap && cap.classList.contains('gt-error')),
+              caption: cap ? cap.innerText : '', src: img ? img.getAttribute('src') : null,
+              loaded: !!(img && img.complete && img.naturalWidth > 0)};
+    },
+    // The caption names the expected value under a key that changed, and a new image is loaded.
+    updated(e, before, kind, expected, tol) {
+      const v = gt.view(e);
+      if (v.state === before.state || v.src === before.src || !v.loaded) return false;
+      const a = parseState(v.state), b = parseState(before.state);
+      return Object.keys(a).some(k => a[k] !== b[k] && matches(kind, a[k], expected, tol));
+    },
+    // Latency probe: key press on a slider handle -> new image decoded and painted.
+    installProbe(e) {
+      const r = document.querySelector(`[data-gt-explorer="${e}"]`), img = r.querySelector('img.widget-image');
+      const h = r.querySelector('.noUi-handle-lower');
+      gt.probe = {t0: null, samples: []};
+      h.addEventListener('keydown', () => { gt.probe.t0 = performance.now(); }, {capture: true});
+      new MutationObserver(() => {
+        const t0 = gt.probe.t0; if (t0 == null) return; gt.probe.t0 = null;
+        img.decode().catch(() => null).then(() => requestAnimationFrame(() => setTimeout(() =>
+          gt.probe.samples.push(performance.now() - t0), 0)));
+      }).observe(img, {attributes: true, attributeFilter: ['src']});
+    },
+  };
+}
+"""
+
+
+@dataclass
+class Report:
+    """What one notebook looked like in the browser; ``problems`` empty means it passed."""
+    path: str
+    problems: list[str] = field(default_factory=list)
+    widget_outputs: int = 0
+    explorers: int = 0
+    operated: list[str] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+
+
+class NotebookPage:
+    """One notebook open in JupyterLab in one browser page."""
+
+    def __init__(self, ctx, server: LabServer, path: str, *, timeout: float = 180):
+        self.ctx, self.server, self.path, self.timeout_ms = ctx, server, path, timeout * 1000
+        self.page = ctx.new_page()
+        self.outside_requests: list[str] = []
+        self.page_errors: list[str] = []
+        self.page.on("request", self._on_request)
+        self.page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        self.report = Report(path)
+
+    def _on_request(self, req) -> None:
+        url = req.url
+        if not re.match(r"^(https?|wss?)://(127\.0\.0\.1|localhost)(:\d+)?/", url) and \
+                not url.startswith(("data:", "blob:", "about:")):
+            self.outside_requests.append(url)
+
+    def js(self, expr: str, *args):
+        return self.page.evaluate(expr, *args) if args else self.page.evaluate(expr)
+
+    def wait(self, expr: str, arg=None, *, what: str, timeout_ms: float | None = None) -> None:
+        from playwright.sync_api import TimeoutError as PWTimeout
+        try:
+            self.page.wait_for_function(expr, arg=arg, timeout=timeout_ms or self.timeout_ms, polling=100)
+        except PWTimeout:
+            raise TimeoutError(f"{self.path}: timed out waiting for {what} "
+                               f"(kernel {self._safe('() => window.gt && gt.kernelStatus()')})") from None
+
+    def _safe(self, expr: str):
+        try:
+            return self.js(expr)
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            return f"? ({e.__class__.__name__})"
+
+    # -- steps ----------------------------------------------------------------------------------
+    def open(self) -> None:
+        t = time.monotonic()
+        self.page.goto(f"{self.server.url}/lab/tree/{self.path}?reset&token={self.server.token}")
+        self.wait("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
+                  "window.jupyterapp.shell.currentWidget.sessionContext", what="JupyterLab to open the notebook")
+        self.js(PAGE_JS)
+        self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
+        self.report.seconds["open"] = round(time.monotonic() - t, 1)
+
+    def run_all(self) -> None:
+        t = time.monotonic()
+        for attempt in (1, 2):
+            self.js("() => gt.runAll()")
+            try:
+                self.wait("() => gt.started()", what="Run All to start a cell", timeout_ms=15000)
+                break
+            except TimeoutError:
+                if attempt == 2:
+                    raise
+                # Run All was swallowed (DESIGN.md section 7): wait for the kernel again and retry once.
+                self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
+        self.wait("() => gt.finished()", what="all cells to finish running")
+        self.report.seconds["run_all"] = round(time.monotonic() - t, 1)
+        for i, c in enumerate(self.js("() => gt.cells()")):
+            for err in c.get("errors", []):
+                self.report.problems.append(f"cell {i} raised {err}")
+            if c["type"] == "code" and c["count"] is None and not c.get("errors"):
+                pass  # not run because an earlier cell failed; reported above
+
+    def check_outputs(self) -> None:
+        """Scroll through every cell; each widget output must render as a widget, and no output
+        area may show a widget's text fallback."""
+        cells = self.js("() => gt.cells()")
+        for i, c in enumerate(cells):
+            if c["type"] != "code":
+                continue
+            self.js("i => gt.scrollTo(i)", i)
+            widx = c["widgetOutputs"]
+            self.report.widget_outputs += len(widx)
+            if widx:
+                try:
+                    self.wait("([i, w]) => gt.settled(i, w)", [i, widx], what=f"cell {i}'s widgets to render",
+                              timeout_ms=30000)
+                except TimeoutError as e:
+                    self.report.problems.append(str(e))
+            outs = self.js("i => gt.outputs(i)", i)
+            for j in widx:
+                if j < len(outs) and not outs[j]["widget"]:
+                    self.report.problems.append(
+                        f"cell {i}: a widget rendered as text, not as a widget: {outs[j]['text'][:120]!r}")
+            for o in outs:
+                m = FALLBACK_RE.search(o["text"] or "")
+                if m:
+                    self.report.problems.append(f"cell {i}: text fallback {m.group(0)!r} in an output area: "
+                                                f"{o['text'][:120]!r}")
+
+    def operate_explorers(self) -> list[dict]:
+        """Operate every control of every gt-caption explorer; the caption must name the new value
+        and a new image must be loaded."""
+        explorers = self.js("() => gt.explorers()")
+        self.report.explorers = len(explorers)
+        for ex in explorers:
+            self.js("i => gt.scrollTo(i)", ex["cell"])
+            for ctl in ex["controls"]:
+                try:
+                    self._operate(ex["id"], ctl)
+                except TimeoutError as e:
+                    self.report.problems.append(str(e))
+        return explorers
+
+    def _operate(self, e: int, ctl: dict) -> None:
+        loc = self.page.locator(f'[data-gt-control="{ctl["id"]}"]')
+        loc.scroll_into_view_if_needed()
+        before = self.js("e => gt.view(e)", e)
+        kind, tol = ctl["kind"], 1e-9
+        name = f"explorer {e} ({before['state']}), {kind} {ctl['label'].strip()!r}"
+        if kind == "slider":
+            now, top = float(loc.get_attribute("aria-valuenow")), float(loc.get_attribute("aria-valuemax"))
+            readout = loc.locator("xpath=ancestor::div[contains(@class,'widget-slider')]//div[contains(@class,'widget-readout')]")
+            old = readout.inner_text()
+            loc.focus()
+            self.page.keyboard.press("ArrowLeft" if now >= top else "ArrowRight")
+            self.wait("([el, old]) => el.innerText !== old", [readout.element_handle(), old],
+                      what=f"{name}: the slider readout to move", timeout_ms=10000)
+            expected = readout.inner_text().strip()
+            dec = expected.split(".")[1] if "." in expected else ""
+            tol = 0.5 * 10 ** -len(dec) + 1e-9 if dec.isdigit() else 0.5
+        elif kind == "dropdown":
+            options = loc.locator("option").all_inner_texts()
+            current = loc.evaluate("el => el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : ''")
+            others = [o for o in options if o != current]
+            if not others:
+                return
+            expected = others[0]
+            loc.select_option(label=expected)
+        elif kind == "text":
+            loc.click()
+            loc.press("End")
+            loc.press_sequentially(" the")
+            expected = loc.input_value()
+        else:  # toggle: ToggleButton or Checkbox
+            was = loc.evaluate("el => el.type === 'checkbox' ? el.checked : el.classList.contains('mod-active')")
+            loc.click()
+            expected = not was
+        try:
+            self.wait("([e, b, k, x, t]) => gt.updated(e, b, k, x, t)", [e, before, kind, expected, tol],
+                      what=f"{name}: the caption to name {expected!r} and a new image", timeout_ms=20000)
+        except TimeoutError as err:
+            after = self.js("e => gt.view(e)", e)
+            raise TimeoutError(f"{err}; caption now {after['state']!r} (error={after['error']}: "
+                               f"{after['caption'][:100]!r}), image changed={after['src'] != before['src']}") from None
+        after = self.js("e => gt.view(e)", e)
+        if after["error"]:
+            self.report.problems.append(f"{name}: caption shows an error after setting {expected!r}: "
+                                        f"{after['caption'][:120]!r}")
+        self.report.operated.append(f"{kind} -> {after['state']}")
+
+    def screenshot(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(path))
+
+    def finish(self) -> Report:
+        if self.outside_requests:
+            self.report.problems.append(f"the page asked for non-local URLs: {self.outside_requests[:5]}")
+        if self.page_errors:
+            self.report.problems.append(f"JavaScript errors in the page: {self.page_errors[:3]}")
+        return self.report
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.js("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        with contextlib.suppress(Exception):
+            self.page.close()
+
+
+def check_notebook(ctx, server: LabServer, path: str, *, screenshot: Path | None = None,
+                   operate: bool = True, timeout: float = 180) -> Report:
+    """Open, run, scroll through and operate one notebook; return what was found."""
+    nbp = NotebookPage(ctx, server, path, timeout=timeout)
+    try:
+        nbp.open()
+        nbp.run_all()
+        nbp.check_outputs()
+        if operate and not nbp.report.problems:
+            t = time.monotonic()
+            nbp.operate_explorers()
+            nbp.report.seconds["operate"] = round(time.monotonic() - t, 1)
+        if screenshot:
+            nbp.screenshot(screenshot)
+    except TimeoutError as e:
+        nbp.report.problems.append(str(e))
+        if screenshot:
+            with contextlib.suppress(Exception):
+                nbp.screenshot(screenshot)
+    finally:
+        report = nbp.finish()
+        nbp.close()
+    return report
