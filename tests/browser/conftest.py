@@ -48,16 +48,23 @@ def staged(tmp_path_factory, browser_available) -> Path:
 
 
 @pytest.fixture(scope="session")
-def lab(staged):
-    with jlab.LabServer(staged) as server:
-        yield server
+def servers(staged):
+    """Both servers start at once (each takes seconds); each is stopped by its own process id."""
+    with jlab.LabServer(staged) as lab, jlab.LabServer(staged, widgets=False) as without:
+        lab.launch()
+        without.launch()
+        yield lab, without
 
 
 @pytest.fixture(scope="session")
-def lab_without_widgets(staged):
+def lab(servers):
+    return servers[0].wait_ready()
+
+
+@pytest.fixture(scope="session")
+def lab_without_widgets(servers):
     """The negative control: the same notebooks with the ipywidgets front-end disabled."""
-    with jlab.LabServer(staged, widgets=False) as server:
-        yield server
+    return servers[1].wait_ready()
 
 
 @pytest.fixture(scope="session")

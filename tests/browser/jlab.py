@@ -89,10 +89,17 @@ class LabServer:
         self.home = Path(tempfile.mkdtemp(prefix="gt-lab-"))
         self.log_path = self.home / "server.log"
         self.proc: subprocess.Popen | None = None
+        self._ready = False
         self.timeout = timeout
 
     # -- start / stop ---------------------------------------------------------------------------
     def start(self) -> "LabServer":
+        return self.launch().wait_ready()
+
+    def launch(self) -> "LabServer":
+        """Start the process and return at once (``wait_ready`` waits for it to answer)."""
+        if self.proc is not None:
+            return self
         h = self.home
         settings = h / "settings"
         # No news/update pop-ups over the notebook; the notebook keeps rendering every cell it shows.
@@ -119,13 +126,21 @@ class LabServer:
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      cwd=self.root_dir, start_new_session=True)
-        deadline = time.monotonic() + self.timeout
+        self._started = time.monotonic()
+        return self
+
+    def wait_ready(self) -> "LabServer":
+        self.launch()
+        if self._ready:
+            return self
+        deadline = self._started + self.timeout
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as r:
                     if r.status == 200:
+                        self._ready = True
                         return self
             except OSError:
                 pass
@@ -160,7 +175,7 @@ class LabServer:
                 self.proc.kill()
                 self.proc.wait(5)
         self._log.close()
-        self.proc = None
+        self.proc, self._ready = None, False
 
     def log(self) -> str:
         try:
@@ -169,7 +184,7 @@ class LabServer:
             return ""
 
     def __enter__(self) -> "LabServer":
-        return self.start()
+        return self.launch()  # NotebookPage waits until it answers
 
     def __exit__(self, *exc) -> None:
         self.stop()
@@ -245,6 +260,12 @@ PAGE_JS = r"""
     },
     kernelStatus() { const k = kernel(); return k ? k.status + '/' + k.connectionStatus : 'no kernel'; },
     runAll() { return app().commands.execute('notebook:run-all-cells'); },
+    // Close the current notebook (its kernel shut down, its edits dropped) and open another.
+    async open(path) {
+      const p = panel();
+      if (p && p.sessionContext) { await p.sessionContext.shutdown(); p.context.model.dirty = false; p.dispose(); }
+      await app().commands.execute('docmanager:open', {path, factory: 'Notebook'});
+    },
     cells() {
       const cells = panel().content.model.cells, out = [];
       for (let i = 0; i < cells.length; i++) {
@@ -344,6 +365,13 @@ PAGE_JS = r"""
 """
 
 
+def _note_request(page, req) -> None:
+    url = req.url
+    if not re.match(r"^(https?|wss?)://(127\.0\.0\.1|localhost)(:\d+)?/", url) and \
+            not url.startswith(("data:", "blob:", "about:")):
+        page.gt_outside.append(url)
+
+
 @dataclass
 class Report:
     """What one notebook looked like in the browser; ``problems`` empty means it passed."""
@@ -359,20 +387,25 @@ class Report:
 class NotebookPage:
     """One notebook open in JupyterLab in one browser page."""
 
+    _pages: dict = {}  # (browser context, server url) -> page: JupyterLab boots once per server
+
     def __init__(self, ctx, server: LabServer, path: str, *, timeout: float = 180):
         self.ctx, self.server, self.path, self.timeout_ms = ctx, server, path, timeout * 1000
-        self.page = ctx.new_page()
-        self.outside_requests: list[str] = []
-        self.page_errors: list[str] = []
-        self.page.on("request", self._on_request)
-        self.page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        server.wait_ready()
+        key = (id(ctx), server.url)
+        page = self._pages.get(key)
+        self.reused = page is not None and not page.is_closed()
+        if not self.reused:
+            page = ctx.new_page()
+            page.gt_outside, page.gt_errors = [], []
+            page.on("request", lambda req: _note_request(page, req))
+            page.on("pageerror", lambda e: page.gt_errors.append(str(e)))
+            self._pages[key] = page
+        self.page = page
+        page.gt_outside.clear()
+        page.gt_errors.clear()
+        self.outside_requests, self.page_errors = page.gt_outside, page.gt_errors
         self.report = Report(path)
-
-    def _on_request(self, req) -> None:
-        url = req.url
-        if not re.match(r"^(https?|wss?)://(127\.0\.0\.1|localhost)(:\d+)?/", url) and \
-                not url.startswith(("data:", "blob:", "about:")):
-            self.outside_requests.append(url)
 
     def js(self, expr: str, *args):
         return self.page.evaluate(expr, *args) if args else self.page.evaluate(expr)
@@ -394,10 +427,16 @@ class NotebookPage:
     # -- steps ----------------------------------------------------------------------------------
     def open(self) -> None:
         t = time.monotonic()
-        self.page.goto(f"{self.server.url}/lab/tree/{self.path}?reset&token={self.server.token}")
-        self.wait("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
-                  "window.jupyterapp.shell.currentWidget.sessionContext", what="JupyterLab to open the notebook")
+        if self.reused:  # JupyterLab is up: open the notebook from it, as a learner would
+            self.js("p => gt.open(p)", self.path)
+        else:
+            self.page.goto(f"{self.server.url}/lab/tree/{self.path}?reset&token={self.server.token}")
+        self.wait("p => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
+                  "window.jupyterapp.shell.currentWidget.sessionContext && "
+                  "window.jupyterapp.shell.currentWidget.context.path === p", self.path,
+                  what="JupyterLab to open the notebook")
         self.js(PAGE_JS)
+        self.js("() => window.jupyterapp.shell.collapseLeft()")  # more notebook in the screenshot
         self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
         self.report.seconds["open"] = round(time.monotonic() - t, 1)
 
@@ -529,10 +568,9 @@ class NotebookPage:
         return self.report
 
     def close(self) -> None:
+        """Shut this notebook's kernel down; the page stays for the next notebook."""
         with contextlib.suppress(Exception):
-            self.js("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
-        with contextlib.suppress(Exception):
-            self.page.close()
+            self.js("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
 
 
 def check_notebook(ctx, server: LabServer, path: str, *, screenshot: Path | None = None,
