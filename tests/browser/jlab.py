@@ -382,6 +382,7 @@ class Report:
     operated: list[str] = field(default_factory=list)
     images_changed: set = field(default_factory=set)
     seconds: dict = field(default_factory=dict)
+    problem_cells: list = field(default_factory=list)
 
 
 class NotebookPage:
@@ -477,6 +478,7 @@ class NotebookPage:
                 except TimeoutError as e:
                     self.report.problems.append(str(e))
             outs = self.js("i => gt.outputs(i)", i)
+            n_before = len(self.report.problems)
             for j in widx:
                 if j < len(outs) and not outs[j]["widget"]:
                     self.report.problems.append(
@@ -486,6 +488,8 @@ class NotebookPage:
                 if m:
                     self.report.problems.append(f"cell {i}: text fallback {m.group(0)!r} in an output area: "
                                                 f"{o['text'][:120]!r}")
+            if len(self.report.problems) > n_before:
+                self.report.problem_cells.append(i)
 
     def operate_explorers(self) -> list[dict]:
         """Operate every control of every gt-caption explorer; the caption must name the new value
@@ -558,6 +562,8 @@ class NotebookPage:
 
     def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if self.report.problem_cells:  # show the first cell that went wrong
+            self.js("i => gt.scrollTo(i)", self.report.problem_cells[0])
         self.page.screenshot(path=str(path))
 
     def finish(self) -> Report:
