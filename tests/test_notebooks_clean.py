@@ -35,7 +35,7 @@ def test_follows_the_series_conventions(path):
     assert "helpers.setup(" in code, "seeds and sets threads through helpers.setup"
     assert "sys.path" not in code and "wget" not in code and "urlopen" not in code
     assert "checks.check_" in code, "has at least one auto-checked exercise"
-    assert re.search(r"Explorer\(", code), "has at least one widget"
+    assert re.search(r"from helpers\.widgets\.\w+ import", code), "has at least one widget (helpers.widgets)"
     assert "# NBVAL_CHECK_OUTPUT" in code or "assert " in code, "checks its numbers"
     assert "## Summary" in md and "## Check yourself" in md
     checked = [c for c in nb.cells if c.cell_type == "code" and nbtool.MARK in c.source]
