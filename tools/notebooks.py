@@ -6,7 +6,8 @@
 
 "Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
 contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
-nbval (``--nbval-lax``) compares on every test run. Default: every notebook in notebooks/.
+nbval (``--nbval-lax``) compares on every test run, and a fixed execution count (the cell's
+position among the code cells), without which nbval would not compare them. Default: every notebook in notebooks/.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NB_METADATA}
     nb.metadata["kernelspec"] = KERNELSPEC
     nb.metadata["language_info"] = {"name": "python"}
+    ordinal = 0
     for cell in nb.cells:
+        ordinal += cell.cell_type == "code"
         cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
         cell.pop("id", None)
         if cell.cell_type != "code":
@@ -40,12 +43,15 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             continue
         cell.execution_count = None
         if MARK in cell.source:
+            # nbval only compares cells that have an execution count; use the cell's position,
+            # which never changes between runs (unlike the kernel's counter).
+            cell.execution_count = ordinal
             keep = []
             for out in cell.outputs:
                 if out.output_type == "stream" and out.name == "stdout":
                     keep.append(out)
                 elif out.output_type == "execute_result":
-                    out.execution_count = None
+                    out.execution_count = ordinal
                     out.metadata = {}
                     out.data = {k: v for k, v in out.data.items() if k == "text/plain"}
                     keep.append(out)
