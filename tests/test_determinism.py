@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -56,7 +57,9 @@ def test_two_fresh_runs_print_identical_checked_numbers(path):
     async def both():
         return await asyncio.gather(_run(path), _run(path))
 
-    first, second = asyncio.run(both())
+    # (in a thread of its own: an event loop may already run in this one, e.g. Playwright's)
+    with ThreadPoolExecutor(1) as pool:
+        first, second = pool.submit(asyncio.run, both()).result()
     a, b = checked_outputs(first), checked_outputs(second)
     assert a, f"{path.name} has no `{MARK}` cell: nothing to compare"
     assert all(text.strip() for _, text in a), f"{path.name}: a checked cell printed nothing"

@@ -232,11 +232,12 @@ PAGE_JS = r"""
   const kernel = () => { const s = panel() && panel().sessionContext; return s && s.session && s.session.kernel; };
   const parseState = (s) => { const out = {}; (s || '').split(';').forEach(kv => {
       const i = kv.indexOf('='); if (i > 0) out[kv.slice(0, i).trim()] = kv.slice(i + 1).trim(); }); return out; };
-  const norm = (s) => String(s).replace(/\s+/g, ' ').trim().toLowerCase();
+  // (sliders print negative numbers with a Unicode minus sign)
+  const norm = (s) => String(s).replace(/\u2212/g, '-').replace(/\s+/g, ' ').trim().toLowerCase();
   const TRUE = ['true', '1', 'on', 'yes'], FALSE = ['false', '0', 'off', 'no'];
   const matches = (kind, value, expected, tol) => {
     if (kind === 'slider') {
-      const a = parseFloat(value), b = parseFloat(expected);
+      const a = parseFloat(norm(value)), b = parseFloat(norm(expected));
       if (!isNaN(a) && !isNaN(b) && /^[-+0-9.eE]+$/.test(String(value).trim())) return Math.abs(a - b) <= tol;
       return norm(value) === norm(expected);
     }
@@ -524,7 +525,7 @@ class NotebookPage:
             self.page.keyboard.press("ArrowLeft" if now >= top else "ArrowRight")
             self.wait("([el, old]) => el.innerText !== old", [readout.element_handle(), old],
                       what=f"{name}: the slider readout to move", timeout_ms=10000)
-            expected = readout.inner_text().strip()
+            expected = readout.inner_text().strip().replace("\u2212", "-")
             dec = expected.split(".")[1] if "." in expected else ""
             tol = 0.5 * 10 ** -len(dec) + 1e-9 if dec.isdigit() else 0.5
         elif kind == "dropdown":
@@ -536,9 +537,13 @@ class NotebookPage:
             expected = others[0]
             loc.select_option(label=expected)
         elif kind == "text":
+            # Type a common word of the corpus over the box's text: valid whether the box wants a
+            # prompt or a single token.
+            word = "lord" if loc.input_value().strip().lower() == "the" else "the"
             loc.click()
-            loc.press("End")
-            loc.press_sequentially(" the")
+            loc.press("ControlOrMeta+a")
+            loc.press_sequentially(word)
+            loc.press("Enter")  # boxes with continuous_update=False (e.g. a Combobox) commit on Enter
             expected = loc.input_value()
         else:  # toggle: ToggleButton or Checkbox
             was = loc.evaluate("el => el.type === 'checkbox' ? el.checked : el.classList.contains('mod-active')")
