@@ -18,7 +18,7 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4))
 
 
-def _inputs(seed: int, n_heads: int | None, d_head: int = 4, d_model: int = 16, n: int = 6):
+def _inputs(seed: int, n_heads: int | None, d_head: int = 4, d_model: int = 36, n: int = 6):
     g = torch.Generator().manual_seed(seed)
     head = () if n_heads is None else (n_heads,)
     W_Q, W_K, W_V = (torch.randn(*head, d_head, d_model, generator=g) for _ in range(3))
