@@ -150,3 +150,69 @@ class PatternExplorer(Explorer):
 
     def draw(self, fig):  # pragma: no cover - this explorer draws HTML, see render()
         raise NotImplementedError
+
+
+class PaddingExplorer(Explorer):
+    """Notebook 04: softmax([1, 2, P]) as P goes to -inf — which padding value acts as 'nothing'?"""
+
+    figsize = (6, 2.4)
+
+    def __init__(self, P: float = 0.0):
+        self.P = W.FloatSlider(value=P, min=-30.0, max=5.0, step=0.5, description="P",
+                               continuous_update=True, layout=W.Layout(width="28em"))
+        super().__init__([self.P])
+
+    def draw(self, fig: Figure):
+        P = self.P.value
+        p = softmax(torch.tensor([1.0, 2.0, P], dtype=torch.float64))
+        ax = fig.subplots()
+        ax.bar(["1", "2", "P"], p.tolist(), color=["tab:blue", "tab:blue", "tab:red"])
+        for i, value in enumerate(p.tolist()):
+            ax.text(i, value, f"{value:.4f}", ha="center", va="bottom", fontsize=9)
+        ax.set_ylim(0, 1.1)
+        ax.set_title(f"softmax([1, 2, {P:g}])", fontsize=10)
+        text = (f"softmax([1, 2, {P:g}]) = [{p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}]. The post's target is "
+                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; (e<sup>P</sup> &rarr; 0).")
+        return text, {"P": P}
+
+
+class HeadsExplorer(Explorer):
+    """Notebook 05: every head of one layer side by side on the text you type (HTML, fast)."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer,
+                 text: str = "and god said , let there be light : and there was light .", layer: int = 0):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok = model, tokenizer
+        self.view = W.HTML()
+        self.text = text_box("text", text)
+        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
+                                layout=W.Layout(width="10em"))
+        super().__init__([self.text, self.layer])
+        self.box = W.VBox([W.HBox(self.controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
+
+    def update(self, *_):
+        try:
+            prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
+        except LEARNER_ERRORS as e:
+            self.last_error, self.last_state = str(e), {"error": type(e).__name__}
+            self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
+                                  f'style="color:#b00020">&#9888; {html.escape(str(e))}</div>')
+            self.view.value = ""
+            return
+        L = self.layer.value
+        _, cache = self.model.run_with_cache(prompt.ids)
+        A = cache[f"L{L}.A"]  # (n_heads, n, n)
+        n = len(prompt.ids)
+        future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>head {h}</b></div>'
+                        f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))
+        self.view.value = f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
+        state = {"layer": L, "n": n, "text": self.text.value}
+        self.last_error, self.last_state = "", state
+        self.caption.value = (f'<div class="gt-caption" data-state="{html.escape(state_string(state))}">'
+                              f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
+                              f"hover a cell for its weight).{_notice(prompt)}</div>")
+
+    def draw(self, fig):  # pragma: no cover - this explorer draws HTML
+        raise NotImplementedError
