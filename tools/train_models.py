@@ -47,7 +47,7 @@ REGISTRY: dict[str, Spec] = {
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4)),
     "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
-                         dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, masked=False),
+                         dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, lr=1e-2, masked=False),
 }
 
 
