@@ -42,6 +42,8 @@ class Spec:
 
 
 REGISTRY: dict[str, Spec] = {
+    "zero": Spec("0 layers: softmax(W_U W_E t), no W_pos (notebook 02's model, trained ten times longer)",
+                 dict(d_model=64, n_ctx=32, n_layers=0, positional=False), steps=3000, lr=1e-2),
     "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4)),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
