@@ -43,3 +43,21 @@ def test_follows_the_series_conventions(path):
         assert c.outputs, "a checked cell must store the output nbval compares (tools/notebooks.py refresh)"
         text = "".join(o.get("text", "") for o in c.outputs)
         assert not re.search(r"0x[0-9a-f]{6,}", text), "no memory addresses in checked output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_learner_copy_removes_solutions_and_the_check_says_so(path):
+    from helpers.checks import ExerciseError
+
+    nb = nbtool.learner_copy(nbformat.read(path, as_version=4))
+    exercises = [c for c in nb.cells if c.cell_type == "code" and nbtool.SOLUTION_START in c.source]
+    assert exercises, "every notebook has an exercise between the solution markers"
+    for cell in exercises:
+        assert "NotImplementedError" in cell.source and not cell.outputs
+        # run the exercise cell as a learner would before writing anything
+        import torch
+        from helpers import checks
+
+        namespace = {"torch": torch, "checks": checks}
+        with pytest.raises(ExerciseError, match="not written yet"):
+            exec(compile(cell.source, path.name, "exec"), namespace)

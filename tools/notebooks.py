@@ -3,6 +3,7 @@
     python tools/notebooks.py clean   [NOTEBOOK ...]   strip outputs and execution noise
     python tools/notebooks.py refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
     python tools/notebooks.py check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
+    python tools/notebooks.py learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
 
 "Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
 contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
@@ -20,6 +21,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# NBVAL_CHECK_OUTPUT"
+SOLUTION_START, SOLUTION_END = "# --- your code ---", "# --- end ---"
+TODO = 'raise NotImplementedError("Exercise: write your code here, then run the cell")'
 KEEP_NB_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -62,6 +65,29 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def learner_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Replace every solution between the exercise markers by a NotImplementedError line (same
+    indentation), so the check that follows says "not written yet". Outputs are dropped."""
+    nb = cleaned(nb)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs, cell.execution_count = [], None
+        out, skipping = [], False
+        for line in cell.source.splitlines():
+            if line.strip() == SOLUTION_START:
+                out.append(line)
+                out.append(line[: len(line) - len(line.lstrip())] + TODO)
+                skipping = True
+            elif line.strip() == SOLUTION_END:
+                out.append(line)
+                skipping = False
+            elif not skipping:
+                out.append(line)
+        cell.source = "\n".join(out)
+    return nb
+
+
 def write(nb: nbformat.NotebookNode, path: Path) -> None:
     nbformat.validate(nb)
     path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
@@ -74,9 +100,19 @@ def is_clean(path: Path) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("clean", "refresh", "check"):
+    if not argv or argv[0] not in ("clean", "refresh", "check", "learner"):
         print(__doc__)
         return 2
+    if argv[0] == "learner":
+        if len(argv) < 2:
+            print(__doc__)
+            return 2
+        outdir = Path(argv[1])
+        outdir.mkdir(parents=True, exist_ok=True)
+        for path in notebooks(argv[2:]):
+            write(learner_copy(nbformat.read(path, as_version=4)), outdir / path.name)
+            print(f"wrote {outdir / path.name}")
+        return 0
     cmd, paths = argv[0], notebooks(argv[1:])
     bad = []
     for path in paths:
