@@ -191,14 +191,24 @@ class LabServer:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+DATA_DIRS = ("checkpoints", "data", "assets", "images")
+
+
 def stage_notebooks(dest: Path, notebooks: list[Path]) -> list[str]:
-    """Copy notebooks (and their folders' other files) into ``dest``, so that the browser's
-    autosave never writes outputs into the repository. Returns their paths relative to dest."""
+    """Copy notebooks (with their folders' other files) into ``dest``, so that the browser's
+    autosave never writes outputs into the repository; link the repository's data folders beside
+    them (notebooks read ``../checkpoints``). Returns paths relative to dest."""
     rel = []
     for nb in notebooks:
+        nb = Path(nb).resolve()
         folder = dest / nb.parent.name
         if not folder.exists():
             shutil.copytree(nb.parent, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+            repo = nb.parent.parent
+            for entry in (repo.iterdir() if nb.parent.name == "notebooks" else []):
+                link = dest / entry.name
+                if entry.is_dir() and entry.name in DATA_DIRS and not link.exists():
+                    link.symlink_to(entry, target_is_directory=True)
         rel.append(f"{nb.parent.name}/{nb.name}")
     return rel
 
@@ -302,12 +312,13 @@ PAGE_JS = r"""
       const outs = gt.outputs(i);
       return widgetIdx.every(j => outs[j] && (outs[j].widget || (outs[j].text && !/Loading widget/.test(outs[j].text))));
     },
-    // Tag every explorer (a box holding a gt-caption and an image) and its controls.
+    // Tag every explorer and its controls. An explorer is the box (VBox) whose direct child is the
+    // gt-caption's HTML widget; its picture is the box's image (an <img>, the PNG explorers) or,
+    // for HTML explorers (helpers.widgets.attention.HTMLExplorer), its other HTML widget.
     explorers() {
       const roots = [];
       document.querySelectorAll('.jp-OutputArea-output .gt-caption').forEach(cap => {
-        let r = cap.closest('.widget-html'); r = r && r.parentElement;
-        while (r && !r.querySelector(':scope > img.widget-image, :scope img.widget-image')) r = r.parentElement;
+        const w = cap.closest('.widget-html'), r = w && w.parentElement;
         if (r && !roots.includes(r)) roots.push(r);
       });
       const ws = panel().content.widgets;
@@ -326,12 +337,24 @@ PAGE_JS = r"""
         return {id: e, cell, controls, state: gt.view(e).state};
       });
     },
+    picture(r) {
+      const kids = Array.from(r.children);
+      return kids.find(k => k.matches('img.widget-image')) ||
+             kids.filter(k => k.matches('.widget-html') && !k.querySelector('.gt-caption')).pop() || null;
+    },
+    signature(pic) {
+      if (!pic) return null;
+      if (pic.tagName === 'IMG') return pic.getAttribute('src');
+      const t = pic.innerHTML; let h = 0;
+      for (let i = 0; i < t.length; i++) h = (h * 31 + t.charCodeAt(i)) | 0;
+      return 'html:' + t.length + ':' + h;
+    },
     view(e) {
       const r = document.querySelector(`[data-gt-explorer="${e}"]`);
-      const cap = r.querySelector('.gt-caption'), img = r.querySelector('img.widget-image');
+      const cap = r.querySelector('.gt-caption'), pic = gt.picture(r);
       return {state: cap ? cap.getAttribute('data-state') : null, error: !!(cap && cap.classList.contains('gt-error')),
-              caption: cap ? cap.innerText : '', src: img ? img.getAttribute('src') : null,
-              loaded: !!(img && img.complete && img.naturalWidth > 0)};
+              caption: cap ? cap.innerText : '', src: gt.signature(pic), kind: pic ? pic.tagName.toLowerCase() : null,
+              loaded: !!pic && (pic.tagName !== 'IMG' || (pic.complete && pic.naturalWidth > 0))};
     },
     // The caption names the expected value under a key that changed.
     updated(e, before, kind, expected, tol) {
@@ -347,17 +370,17 @@ PAGE_JS = r"""
     // the kernel turns idle after the press; if the image changed, also wait for it to be decoded.
     // Then one frame (requestAnimationFrame + task) for the paint.
     installProbe(e) {
-      const r = document.querySelector(`[data-gt-explorer="${e}"]`), img = r.querySelector('img.widget-image');
+      const r = document.querySelector(`[data-gt-explorer="${e}"]`), pic = gt.picture(r);
       const h = r.querySelector('.noUi-handle-lower');
       const p = gt.probe = {t0: null, busy: false, src: null, samples: [], imageChanged: []};
-      h.addEventListener('keydown', () => { p.t0 = performance.now(); p.busy = false; p.src = img.getAttribute('src'); },
+      h.addEventListener('keydown', () => { p.t0 = performance.now(); p.busy = false; p.src = gt.signature(gt.picture(r)); },
                          {capture: true});
       kernel().statusChanged.connect((_, status) => {
         if (p.t0 == null) return;
         if (status === 'busy') { p.busy = true; return; }
         if (status !== 'idle' || !p.busy) return;
-        const t0 = p.t0, changed = img.getAttribute('src') !== p.src; p.t0 = null;
-        (changed ? img.decode().catch(() => null) : Promise.resolve()).then(() =>
+        const t0 = p.t0, now = gt.picture(r), changed = gt.signature(now) !== p.src; p.t0 = null;
+        (changed && now.tagName === 'IMG' ? now.decode().catch(() => null) : Promise.resolve()).then(() =>
           requestAnimationFrame(() => setTimeout(() => { p.samples.push(performance.now() - t0); p.imageChanged.push(changed); }, 0)));
       });
     },
@@ -508,7 +531,7 @@ class NotebookPage:
             # an explorer whose picture never changes is not redrawing.
             if ex["controls"] and ex["id"] not in self.report.images_changed:
                 self.report.problems.append(f"explorer {ex['id']} ({ex['state']}): the caption followed "
-                                            "the controls but the image never changed")
+                                            "the controls but the picture never changed")
         return explorers
 
     def _operate(self, e: int, ctl: dict) -> None:
