@@ -4,7 +4,7 @@
     python tools/notebooks.py refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
     python tools/notebooks.py check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
 
-"Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
+"Clean" means: no execution counts (checked cells: a fixed 1, which nbval needs), no widget state, no outputs, except in cells whose source
 contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
 nbval (``--nbval-lax``) compares on every test run. Default: every notebook in notebooks/.
 """
@@ -38,7 +38,9 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             if not cell.get("attachments"):
                 cell.pop("attachments", None)
             continue
-        cell.execution_count = None
+        # nbval refuses a cell with outputs but no execution count ("Unrun reference cell has
+        # outputs"), so checked cells keep a fixed count of 1; every other cell has none.
+        cell.execution_count = 1 if MARK in cell.source else None
         if MARK in cell.source:
             keep = []
             for out in cell.outputs:
