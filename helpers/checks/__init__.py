@@ -6,6 +6,7 @@ message, never a deep torch traceback) when it is not.
 
 ngrams.py   notebook 01: normalising bigram counts
 softmax.py  notebook 02: a numerically stable softmax
+attention.py  notebooks 03-05: single-query attention, the causal softmax*, multi-head output
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401

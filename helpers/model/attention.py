@@ -1,0 +1,203 @@
+"""Attention, in the post's notation — "A simplified one-layer Transformer", "The attention
+*matrix*" and "Multiple heads" sections of "A Gentle Introduction to Transformers".
+
+Column vectors, multiplied from the left; a leading batch dimension broadcasts everywhere:
+
+    x                                      (d_model, n)          the residual stream
+    W_Q, W_K, W_V                          (n_heads, d_head, d_model)
+    W_O                                    (n_heads, d_model, d_head)
+    q = W_Q x,  k = W_K x,  v = W_V x      (n_heads, d_head, n)
+    S = q^T k / sqrt(d_head)               (n_heads, n, n)      row i = query i, column j = key j
+    A = softmax*(S)                        (n_heads, n, n)      -inf above the diagonal, rows sum to 1
+    r = v A^T                              (n_heads, d_head, n)
+    o = sum_h W_O^h r^h                    (d_model, n)
+
+Three ways of computing the same thing, each tested against the others:
+
+* ``single_query``      the post's first tour: only the last token asks (notebook 03);
+* ``attention``         every token asks at once: the attention matrix (notebooks 04, 05);
+* ``concat_output``     the usual implementation: stack the heads' results into R, one big W_O.
+
+``row_convention`` translates to PyTorch's / the lecture slides' row vectors (Q = X W_Q^T), which
+is what ``torch.nn.functional.scaled_dot_product_attention`` expects. ``Attention`` is the
+``nn.Module`` holding the weights; it only calls ``attention``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from helpers.model.config import Config
+from helpers.softmax import softmax
+
+
+# --------------------------------------------------------------------------- input checks
+def check_weights(W_Q: torch.Tensor, W_K: torch.Tensor, W_V: torch.Tensor, W_O: torch.Tensor) -> tuple[int, int]:
+    """Check the four weights fit together; return (d_head, d_model). One head may drop the
+    head dimension: W_Q (d_head, d_model), W_O (d_model, d_head)."""
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        if not isinstance(W, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor, got {type(W).__name__}")
+        if W.dim() not in (2, 3):
+            raise ValueError(f"{name} must have shape (d_head, d_model) for one head or "
+                             f"(n_heads, d_head, d_model) for several; got {tuple(W.shape)}")
+    d_head, d_model = W_Q.shape[-2:]
+    for name, W in (("W_K", W_K), ("W_V", W_V)):
+        if W.shape != W_Q.shape:
+            raise ValueError(f"{name} has shape {tuple(W.shape)} but W_Q has {tuple(W_Q.shape)}: "
+                             f"queries, keys and values all use (d_head, d_model) = ({d_head}, {d_model})")
+    if W_O.shape[-2:] != (d_model, d_head) or W_O.shape[:-2] != W_Q.shape[:-2]:
+        raise ValueError(f"W_O has shape {tuple(W_O.shape)}, expected {tuple(W_Q.shape[:-2]) + (d_model, d_head)}: "
+                         f"it maps a result r (d_head = {d_head}) back to the residual stream (d_model = {d_model})")
+    return d_head, d_model
+
+
+def check_stream(x: torch.Tensor, d_model: int) -> None:
+    """x must be the residual stream (d_model, n) or (batch, d_model, n) with n >= 1."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch tensor (d_model, n), got {type(x).__name__}")
+    if x.dim() not in (2, 3):
+        raise ValueError(f"x must have shape (d_model, n) or (batch, d_model, n), got {tuple(x.shape)}")
+    if x.shape[-2] != d_model:
+        hint = " (is it transposed? the post's tokens are columns)" if x.shape[-1] == d_model else ""
+        raise ValueError(f"x has {x.shape[-2]} rows but the weights expect d_model = {d_model}: "
+                         f"x must be (d_model, n), got {tuple(x.shape)}{hint}")
+    if x.shape[-1] == 0:
+        raise ValueError("the context is empty (n = 0): attention needs at least one token")
+
+
+# --------------------------------------------------------------------------- the causal mask
+def causal_mask(n: int, device=None) -> torch.Tensor:
+    """(n, n) bool, True above the diagonal: where key j comes after query i (j > i)."""
+    return torch.ones(n, n, dtype=torch.bool, device=device).triu(1)
+
+
+def softmax_star(S: torch.Tensor, mask: bool = True) -> torch.Tensor:
+    """The post's softmax*: put -inf above the diagonal, then softmax each row.
+
+    S: (..., n, n) scores, row i = query i. The diagonal is never masked (a token may attend to
+    itself), so no row is ever all -inf. mask=False: a plain row softmax (the future is visible).
+    """
+    if S.shape[-1] != S.shape[-2]:
+        raise ValueError(f"scores must be square (..., n, n) to be causally masked, got {tuple(S.shape)}")
+    if mask:
+        S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
+    return softmax(S, dim=-1)
+
+
+# --------------------------------------------------------------------------- first tour: one query
+@dataclass
+class SingleQuery:
+    """The post's first activation table, for the last token n (one head; heads broadcast in front)."""
+
+    q_n: torch.Tensor  # (d_head, 1)   query of the last token
+    k: torch.Tensor  # (d_head, n)     keys of every token
+    v: torch.Tensor  # (d_head, n)     values of every token
+    s: torch.Tensor  # (n,)            scores  s_i = q_n^T k_i / sqrt(d_head)
+    a: torch.Tensor  # (n,)            weights a = softmax(s)
+    r_n: torch.Tensor  # (d_head, 1)   result r_n = sum_i a_i v_i
+    o_n: torch.Tensor  # (d_model, 1)  output o_n = W_O r_n
+
+
+def single_query(x: torch.Tensor, W_Q, W_K, W_V, W_O) -> SingleQuery:
+    """Attention of the last token over the context x (d_model, n) — no mask needed, because
+    every token in x is at or before the last one."""
+    d_head, d_model = check_weights(W_Q, W_K, W_V, W_O)
+    check_stream(x, d_model)
+    x_n = x[..., -1:]  # (d_model, 1)
+    q_n = W_Q @ x_n  # (d_head, 1)
+    k = W_K @ x  # (d_head, n)
+    v = W_V @ x  # (d_head, n)
+    s = (q_n.mT @ k / math.sqrt(d_head))[..., 0, :]  # (1, n) -> (n,)
+    a = softmax(s, dim=-1)  # (n,)
+    r_n = (v * a[..., None, :]).sum(-1, keepdim=True)  # sum_i a_i v_i: (d_head, 1)
+    o_n = W_O @ r_n  # (d_model, 1)
+    return SingleQuery(q_n, k, v, s, a, r_n, o_n)
+
+
+# --------------------------------------------------------------------------- every query at once
+@dataclass
+class AttentionOut:
+    """Every activation of one attention layer (heads in dimension -3)."""
+
+    q: torch.Tensor  # (n_heads, d_head, n)
+    k: torch.Tensor  # (n_heads, d_head, n)
+    v: torch.Tensor  # (n_heads, d_head, n)
+    S: torch.Tensor  # (n_heads, n, n)  scores, -inf above the diagonal when masked
+    A: torch.Tensor  # (n_heads, n, n)  pattern, rows sum to 1
+    r: torch.Tensor  # (n_heads, d_head, n)
+    o_heads: torch.Tensor  # (n_heads, d_model, n)  each head's output o^h = W_O^h r^h
+    o: torch.Tensor  # (d_model, n)  sum over heads
+
+
+def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True) -> AttentionOut:
+    """Multi-head attention in the post's matrix form. x: (d_model, n) or (batch, d_model, n).
+
+    One head may be given without the head dimension; it is added (n_heads = 1).
+    """
+    if W_Q.dim() == 2:
+        W_Q, W_K, W_V, W_O = W_Q[None], W_K[None], W_V[None], W_O[None]
+    d_head, d_model = check_weights(W_Q, W_K, W_V, W_O)
+    check_stream(x, d_model)
+    x = x.unsqueeze(-3)  # (..., 1, d_model, n): broadcasts over the heads
+    q, k, v = W_Q @ x, W_K @ x, W_V @ x  # (..., n_heads, d_head, n)
+    S = q.mT @ k / math.sqrt(d_head)  # (..., n_heads, n, n)
+    if mask:
+        S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
+    A = softmax(S, dim=-1)  # softmax* (the mask is already in S)
+    r = v @ A.mT  # (..., n_heads, d_head, n)
+    o_heads = W_O @ r  # (..., n_heads, d_model, n)
+    return AttentionOut(q, k, v, S, A, r, o_heads, o_heads.sum(-3))
+
+
+def concat_output(r: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:
+    """The usual implementation: o = W_O R, with R the heads' results stacked on top of each other
+    (n_heads * d_head, n) and W_O the blocks [W_O^1 | ... | W_O^H] side by side (d_model, n_heads * d_head).
+
+    r: (..., n_heads, d_head, n), W_O: (n_heads, d_model, d_head) -> o (..., d_model, n).
+    """
+    n_heads, d_model, d_head = W_O.shape
+    if r.shape[-3:-1] != (n_heads, d_head):
+        raise ValueError(f"r has shape {tuple(r.shape)}, expected (..., {n_heads}, {d_head}, n) to match W_O")
+    R = r.reshape(*r.shape[:-3], n_heads * d_head, r.shape[-1])  # stack the heads' results
+    W_O_cat = W_O.permute(1, 0, 2).reshape(d_model, n_heads * d_head)  # [W_O^1 | ... | W_O^H]
+    return W_O_cat @ R
+
+
+def row_convention(x: torch.Tensor, W_Q, W_K, W_V) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Translate to row vectors (PyTorch, the lecture slides): X = x^T has one token per row,
+    and Q = X W_Q^T = (W_Q x)^T = q^T. Returns Q, K, V of shape (..., n_heads, n, d_head), ready
+    for ``torch.nn.functional.scaled_dot_product_attention``; its output is r^T."""
+    X = x.mT.unsqueeze(-3)  # (..., 1, n, d_model)
+    return X @ W_Q.mT, X @ W_K.mT, X @ W_V.mT
+
+
+# --------------------------------------------------------------------------- the module
+class Attention(nn.Module):
+    """One attention layer's weights; forward(x (batch, d_model, n)) -> o (batch, d_model, n).
+
+    ``masked = False`` switches the causal mask off (notebook 04 shows what goes wrong).
+    """
+
+    def __init__(self, cfg: Config, layer: int = 0):
+        super().__init__()
+        self.layer = layer
+        H, d, D = cfg.n_heads, cfg.d_head, cfg.d_model
+        self.W_Q = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
+        self.W_K = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
+        self.W_V = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
+        self.W_O = nn.Parameter(torch.randn(H, D, d) * cfg.init_std)
+        self.masked = True
+
+    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked)
+        if cache is not None:
+            p = f"L{self.layer}."
+            for name in ("q", "k", "v", "S", "A", "r", "o"):
+                cache[p + name] = getattr(out, name)
+            cache[p + "o_heads"] = out.o_heads
+        return out.o

@@ -1,0 +1,101 @@
+"""Figures and HTML views of attention (notebooks 03-05): weights over the context, score variance
+against d_head, patterns as heatmaps (matplotlib, or a light HTML table that redraws in
+milliseconds), and a readable table of activations and their shapes."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+
+from helpers.plots.basic import _show, heatmap, new_axes
+
+
+def weight_bars(ax: Axes | None, tokens: Sequence[str], a, title: str = "", color: str = "tab:orange") -> Axes:
+    """Vertical bars: the attention weight a_i of each context token (in order, left to right)."""
+    ax = ax or new_axes((7, 2.8))
+    a = np.asarray(a, dtype=float)
+    ax.bar(range(len(a)), a, color=color)
+    ax.set_xticks(range(len(a)), [f"{_show(t)}" for t in tokens], rotation=60, ha="right", fontsize=8)
+    ax.set_ylim(0, max(1e-9, float(a.max())) * 1.15)
+    ax.set_ylabel("attention weight")
+    ax.set_title(title, fontsize=10)
+    return ax
+
+
+def score_variance(ax: Axes | None, d_heads: Sequence[int], raw: Sequence[float], scaled: Sequence[float]) -> Axes:
+    """Variance of q.k (grows like d_head) and of q.k / sqrt(d_head) (stays near 1) against d_head."""
+    ax = ax or new_axes((5.5, 3.2))
+    ax.plot(d_heads, raw, "o-", label=r"$q^\top k$")
+    ax.plot(d_heads, scaled, "s-", label=r"$q^\top k / \sqrt{d_\mathrm{head}}$")
+    ax.plot(d_heads, d_heads, ":", color="gray", label=r"$d_\mathrm{head}$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel(r"$d_\mathrm{head}$")
+    ax.set_ylabel("variance of the score")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def heads_side_by_side(fig, patterns, tokens: Sequence[str], titles: Sequence[str]) -> list[Axes]:
+    """One heatmap per head, same colour scale (0 to 1), tokens on both axes of the first one."""
+    axes = fig.subplots(1, len(patterns), squeeze=False)[0]
+    for i, (ax, A, title) in enumerate(zip(axes, patterns, titles)):
+        heatmap(ax, A, xlabels=tokens, ylabels=tokens if i == 0 else None, title=title,
+                vmin=0, vmax=1, colorbar=False)
+        if i:
+            ax.set_yticks([])
+    return list(axes)
+
+
+def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None) -> str:
+    """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
+    shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
+    hatches cells the mask removes. Rendering is string building: a redraw costs well under 10 ms."""
+    A = np.asarray(A, dtype=float)
+    n = len(tokens)
+    labels = [html.escape(_show(t)) for t in tokens]
+    css = ("border-collapse:collapse;font:11px monospace;")
+    head = "".join(f'<th style="writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;'
+                   f'font-weight:normal">{lab}</th>' for lab in labels)
+    rows = []
+    for i in range(n):
+        sel = query == i
+        cells = []
+        for j in range(n):
+            a = A[i, j]
+            off = masked is not None and bool(masked[i, j])
+            shade = f"rgba(33,102,172,{a:.3f})"
+            style = f"width:14px;height:14px;background:{'#eee' if off else shade};border:1px solid #fff"
+            if off:
+                style += ";background-image:repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)"
+            cells.append(f'<td title="{labels[i]} &rarr; {labels[j]}: {a:.3f}" style="{style}"></td>')
+        mark = "outline:2px solid #d62728;" if sel else ""
+        rows.append(f'<tr style="{mark}"><th style="text-align:right;padding-right:4px;font-weight:'
+                    f'{"bold" if sel else "normal"}">{labels[i]}</th>{"".join(cells)}</tr>')
+    return (f'<table class="gt-pattern" style="{css}"><tr><th style="font-size:10px;color:#666">query&darr;'
+            f' key&rarr;</th>{head}</tr>{"".join(rows)}</table>')
+
+
+def row_bars_html(weights, tokens: Sequence[str], title: str = "") -> str:
+    """One query's weights as horizontal HTML bars, largest value labelled."""
+    w = np.asarray(weights, dtype=float)
+    top = float(w.max()) if len(w) else 1.0
+    lines = [f'<div style="font:12px sans-serif;margin:2px 0"><b>{html.escape(title)}</b></div>']
+    for t, a in zip(tokens, w):
+        width = 0 if top <= 0 else 180 * a / top
+        lines.append(f'<div style="font:11px monospace;display:flex;align-items:center;height:14px">'
+                     f'<span style="width:7em;text-align:right;padding-right:4px">{html.escape(_show(t))}</span>'
+                     f'<span style="display:inline-block;width:{width:.0f}px;height:10px;background:#2166ac">'
+                     f'</span><span style="padding-left:4px">{a:.3f}</span></div>')
+    return "".join(lines)
+
+
+def shape_table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A plain HTML table (for IPython.display.HTML): one row per activation."""
+    th = "".join(f'<th style="text-align:left;padding:2px 8px">{html.escape(h)}</th>' for h in header)
+    body = "".join("<tr>" + "".join(f'<td style="text-align:left;padding:2px 8px">{c}</td>' for c in r) + "</tr>"
+                   for r in rows)
+    return f'<table class="gt-table"><tr>{th}</tr>{body}</table>'

@@ -1,0 +1,152 @@
+"""Attention explorers.
+
+LastTokenExplorer (notebook 03)  type a sentence: the last token's weights over the context for one
+                                 head, and the next-token prediction with and without attention.
+PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
+                                 see the pattern A as a heatmap with tokens on both axes. Drawn as an
+                                 HTML table (no PNG), so a redraw takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as W
+import torch
+from matplotlib.figure import Figure
+
+from helpers.model.transformer import Transformer
+from helpers.plots.attention import pattern_html, row_bars_html, weight_bars
+from helpers.plots.basic import bars
+from helpers.softmax import softmax
+from helpers.tokens import Tokenizer, prepare_prompt
+from helpers.widgets.base import LEARNER_ERRORS, Explorer, state_string, text_box
+
+
+def _notice(prompt) -> str:
+    note = prompt.notice()
+    return f'<br><span class="gt-notice" style="color:#8a5a00">Note: {html.escape(note)}.</span>' if note else ""
+
+
+def _tokens_line(tokens) -> str:
+    return " ".join(f"<code>{html.escape(t if t != chr(10) else '⏎')}</code>" for t in tokens)
+
+
+def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
+    """run_with_cache with the causal mask on or off in every layer (restored afterwards)."""
+    old = [b.attn.masked for b in model.blocks]
+    try:
+        for b in model.blocks:
+            b.attn.masked = masked
+        return model.run_with_cache(ids)
+    finally:
+        for b, m in zip(model.blocks, old):
+            b.attn.masked = m
+
+
+class LastTokenExplorer(Explorer):
+    """Notebook 03: the last token asks; which earlier tokens answer, and what does it change?"""
+
+    figsize = (9, 3.2)
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, text: str = "and god said , let there be",
+                 head: int = 0, top: int = 6):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok, self.top = model, tokenizer, top
+        self.text = text_box("text", text)
+        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
+                               layout=W.Layout(width="10em"))
+        super().__init__([self.text, self.head])
+
+    def draw(self, fig: Figure):
+        prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
+        _, cache = self.model.run_with_cache(prompt.ids)
+        h = self.head.value
+        a = cache["L0.A"][h, -1]  # the last token's weights over the context (n,)
+        W_U = self.model.unembed.W_U.detach()
+        p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
+        p_with = softmax(W_U @ cache["x1"][:, -1])  # x1_n = x0_n + sum_h o^h_n
+        ax1, ax2, ax3 = fig.subplots(1, 3, width_ratios=[2.2, 1, 1])
+        weight_bars(ax1, prompt.tokens, a, title=f"head {h}: weights of the last token '{prompt.tokens[-1]}'")
+        top = lambda p: [(self.tok.vocab[i], float(p[i])) for i in p.topk(self.top).indices]  # noqa: E731
+        bars(ax2, top(p_without), title="without attention: W_U x0", color="tab:gray")
+        bars(ax3, top(p_with), title="with attention: W_U x1")
+        best = int(a.argmax())
+        before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
+        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
+                f"({float(a[best]):.2f}) on <code>{html.escape(prompt.tokens[best])}</code> (position {best + 1}). "
+                f"Top next token without attention: <code>{html.escape(before)}</code>; with: "
+                f"<code>{html.escape(after)}</code>.{_notice(prompt)}")
+        return text, {"head": h, "n": len(prompt.ids), "text": self.text.value}
+
+
+class PatternExplorer(Explorer):
+    """Notebook 04: the whole attention pattern of one head, every token a query."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer,
+                 text: str = "in the beginning god created the heaven and the earth .",
+                 layer: int = 0, head: int = 0):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok = model, tokenizer
+        self.view = W.HTML()
+        self.text = text_box("text", text)
+        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
+                                layout=W.Layout(width="10em"))
+        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
+                               layout=W.Layout(width="10em"))
+        self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
+        self.query = W.IntSlider(value=0, min=0, max=0, description="query row", layout=W.Layout(width="22em"))
+        self.seconds: list[float] = []  # how long each redraw took (compute + HTML)
+        super().__init__([self.text, self.layer, self.head, self.mask, self.query])
+        self.box = W.VBox([W.HBox(self.controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
+
+    def update(self, *_):
+        """Redraw: the same contract as Explorer.update, but into HTML instead of a PNG."""
+        start = time.perf_counter()
+        try:
+            text, state, view = self.render()
+        except LEARNER_ERRORS as e:
+            self.last_error, self.last_state = str(e), {"error": type(e).__name__}
+            self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
+                                  f'style="color:#b00020">&#9888; {html.escape(str(e))}</div>')
+            self.view.value = ""
+            return
+        self.last_error, self.last_state = "", state
+        self.caption.value = (f'<div class="gt-caption" data-state="{html.escape(state_string(state))}">'
+                              f"{text}</div>")
+        self.view.value = view
+        self.seconds.append(time.perf_counter() - start)
+
+    def render(self):
+        prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
+        n = len(prompt.ids)
+        if self.query.max != n - 1:  # keep the query slider inside the context (the last row by default)
+            at_end = self.query.value == self.query.max
+            self.query.unobserve(self.update, names="value")
+            self.query.max = n - 1
+            self.query.value = n - 1 if at_end else min(self.query.value, n - 1)
+            self.query.observe(self.update, names="value")
+        L, h, i, masked = self.layer.value, self.head.value, self.query.value, self.mask.value
+        _, cache = _run(self.model, prompt.ids, masked)
+        A = cache[f"L{L}.A"][h]  # (n, n)
+        future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        view = (f'<div style="display:flex;gap:24px;align-items:flex-start">'
+                f'{pattern_html(A, prompt.tokens, query=i, masked=future if masked else None)}'
+                f'<div>{row_bars_html(A[i], prompt.tokens, f"query {i + 1}: {prompt.tokens[i]!r} attends to")}'
+                f"</div></div>")
+        peek = float(A[:, :].triu(1).sum(-1).mean())
+        where = (f"Mask on: row i only sees tokens 1..i (hatched cells are the future, weight 0)." if masked else
+                 f"<b>Mask off</b>: every query sees the whole text; on average {peek:.2f} of each row's weight "
+                 f"falls on <i>later</i> tokens — the model is peeking at the future.")
+        j = int(A[i].argmax())
+        text = (f"Layer {L}, head {h}, {n} tokens. {where} Query {i + 1} "
+                f"(<code>{html.escape(prompt.tokens[i])}</code>) puts most weight ({float(A[i, j]):.2f}) on "
+                f"<code>{html.escape(prompt.tokens[j])}</code> (position {j + 1}).{_notice(prompt)}")
+        state = {"layer": L, "head": h, "mask": "on" if masked else "off", "query": i, "text": self.text.value}
+        return text, state, view
+
+    def draw(self, fig):  # pragma: no cover - this explorer draws HTML, see render()
+        raise NotImplementedError

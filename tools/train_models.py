@@ -1,0 +1,121 @@
+"""Train the small models the notebooks look at, and save them under checkpoints/.
+
+    .venv/bin/python tools/train_models.py            # train every model in the registry
+    .venv/bin/python tools/train_models.py attn1      # just one
+    .venv/bin/python tools/train_models.py --list     # the registry and what is on disk
+
+Every model is trained on ``helpers.data.default_data()`` (King James text, 2,000-word vocabulary)
+with a fixed seed, and saved as safetensors (float16 weights, about 0.5 MB each) whose metadata
+records the held-out loss *measured after reloading the saved file*, the steps, seed, training
+time and a hash of the vocabulary. ``tests/test_checkpoints.py`` reloads each file with the current
+code and checks that the held-out loss is still what the metadata says.
+
+To add a model, add one ``Spec`` to ``REGISTRY`` (e.g. "full1" with d_mlp and layernorm) and run
+this script with its name. Use ``GT_THREADS=1`` on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINTS = ROOT / "checkpoints"
+EVAL_TOKENS = 20_000  # held-out tokens scored for the recorded loss (the first ones of the split)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A named model: its architecture (Config fields other than n_vocab) and how to train it."""
+
+    description: str
+    config: dict = field(default_factory=dict)
+    steps: int = 2000
+    lr: float = 3e-3
+    batch_size: int = 32
+    seed: int = 0
+
+
+REGISTRY: dict[str, Spec] = {
+    "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
+                  dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4)),
+    "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
+                  dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4)),
+}
+
+
+def path_of(name: str) -> Path:
+    return CHECKPOINTS / f"{name}.safetensors"
+
+
+def vocab_hash(tokenizer) -> str:
+    return hashlib.sha256("\n".join(tokenizer.vocab).encode()).hexdigest()[:16]
+
+
+def heldout_loss(model, data) -> float:
+    from helpers.train import evaluate
+
+    return evaluate(model, data.heldout_ids, max_tokens=EVAL_TOKENS)
+
+
+def train_one(name: str) -> dict:
+    from safetensors.torch import save_file
+
+    from helpers import setup
+    from helpers.data import default_data
+    from helpers.model import checkpoint
+    from helpers.model.config import Config
+    from helpers.train import fresh_model, train
+
+    spec = REGISTRY[name]
+    setup(spec.seed)
+    data = default_data()
+    cfg = Config(n_vocab=data.n_vocab, **spec.config)
+    model = fresh_model(cfg, spec.seed)
+    hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
+                 heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
+    CHECKPOINTS.mkdir(exist_ok=True)
+    path = path_of(name)
+    tensors = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()}
+    meta = {"config": json.dumps(cfg.to_dict()), "name": name, "description": spec.description,
+            "steps": str(spec.steps), "seed": str(spec.seed), "lr": str(spec.lr),
+            "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer),
+            "train_seconds": f"{hist.seconds:.0f}", "eval_tokens": str(EVAL_TOKENS),
+            "heldout_curve": json.dumps([round(v, 3) for v in hist.heldout_loss])}
+    save_file(tensors, str(path), metadata=meta)
+    reloaded = checkpoint.load(path)  # the loss is measured on what a notebook will actually load
+    meta["heldout_loss"] = f"{heldout_loss(reloaded, data):.3f}"
+    save_file(tensors, str(path), metadata=meta)
+    return meta
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help=f"models to train (default: all of {', '.join(REGISTRY)})")
+    ap.add_argument("--list", action="store_true", help="show the registry and the saved files")
+    args = ap.parse_args(argv)
+    if args.list:
+        from helpers.model import checkpoint
+
+        for name, spec in REGISTRY.items():
+            p = path_of(name)
+            got = checkpoint.metadata(p).get("heldout_loss", "?") if p.is_file() else "not trained"
+            print(f"{name:8s} {spec.description}; held-out loss {got}")
+        return 0
+    unknown = [n for n in args.names if n not in REGISTRY]
+    if unknown:
+        print(f"unknown model(s) {unknown}; the registry has {list(REGISTRY)}", file=sys.stderr)
+        return 2
+    for name in args.names or list(REGISTRY):
+        meta = train_one(name)
+        print(f"{name}: held-out loss {meta['heldout_loss']} nats/token after {meta['steps']} steps "
+              f"({meta['train_seconds']} s) -> {path_of(name).relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
