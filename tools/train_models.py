@@ -45,6 +45,13 @@ REGISTRY: dict[str, Spec] = {
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4)),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4)),
+    # notebook 08's ladder: the same width, context, steps and seed, adding one piece at a time
+    "zero": Spec("0 layers: embedding, positional embedding, unembedding (notebook 02's model)",
+                 dict(d_model=64, n_ctx=32, n_layers=0)),
+    "full1": Spec("1 layer with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 4 d_model = 256)",
+                  dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, d_mlp=256, layernorm=True)),
+    "full2": Spec("2 layers with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 256) each",
+                  dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, d_mlp=256, layernorm=True)),
 }
 
 
