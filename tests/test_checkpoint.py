@@ -66,3 +66,21 @@ def test_old_config_without_activation_loads(tmp_path):
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(path),
               metadata={"config": json.dumps(d)})
     assert checkpoint.load(path).cfg.activation == "relu"
+
+
+def test_load_named_explains_missing_file():
+    with pytest.raises(FileNotFoundError, match="tools/train_models.py no_such_model"):
+        checkpoint.load_named("no_such_model")
+
+
+def test_param_formula_matches_models():
+    from helpers.model.params import count_config, count_params
+
+    for cfg in (CFG, Config(n_vocab=30, d_model=12, n_ctx=7, n_layers=2, n_heads=3, d_mlp=48, layernorm=True),
+                Config(n_vocab=30, d_model=12, n_ctx=7, n_layers=1, n_heads=2, positional=False)):
+        assert count_config(cfg) == fresh_model(cfg).n_params()
+    # GPT-2 Small / XL with attention biases and a tied unembedding: the published exact totals
+    assert count_params(768, 12, 64, 3072, 12, 50257, 1024, attn_biases=True, tied_unembed=True)["total"] == 124_439_808
+    assert count_params(1600, 25, 64, 6400, 48, 50257, 1024, attn_biases=True, tied_unembed=True)["total"] == 1_557_611_200
+    with pytest.raises(ValueError, match="n_vocab"):
+        count_params(8, 1, 8, 32, 1, 0, 4)

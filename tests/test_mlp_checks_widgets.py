@@ -59,3 +59,20 @@ def test_mlp_memorises_small_table_and_widget():
     no_mlp = fresh_model(Config(n_vocab=task.n_vocab, d_model=16, n_ctx=2, n_layers=1), 0)
     with pytest.raises(ValueError, match="no MLP"):
         FactNeuronExplorer(no_mlp, task)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    (lambda cfg, n: n - cfg.n_layers * (cfg.n_heads - 1) * 4 * cfg.d_head * cfg.d_model, "multiply by n_heads"),
+    (lambda cfg, n: n - cfg.n_layers * (cfg.d_mlp + cfg.d_model), "biases"),
+    (lambda cfg, n: n - 2 * cfg.d_model, "final one"),
+    (lambda cfg, n: n - cfg.n_vocab * cfg.d_model, "W_E and W_U"),
+    (lambda cfg, n: n - cfg.n_ctx * cfg.d_model, "W_pos"),
+    (lambda cfg, n: n + 1, "off by"),
+])
+def test_param_count_check(mistake, message):
+    from helpers.checks.params import check_n_params
+    from helpers.model.params import count_config
+
+    assert check_n_params(count_config)
+    with pytest.raises(ExerciseError, match=message):
+        check_n_params(lambda cfg: mistake(cfg, count_config(cfg)))
