@@ -74,8 +74,8 @@ def split(text: str, heldout_fraction: float = 0.1, seed: int = 0, block: int = 
           name: str = "text") -> Corpus:
     """Hold out a fixed, seeded share of ``text``.
 
-    The text is cut into blocks of ``block`` consecutive lines (or of 100 words when it has fewer
-    than 20 lines); a seeded draw picks ``heldout_fraction`` of the blocks. Whole blocks keep
+    The text is cut into blocks of ``block`` consecutive lines (fewer for a short text, so there
+    are at least 20 blocks; blocks of 100 words when it has fewer than 20 lines); a seeded draw picks ``heldout_fraction`` of the blocks. Whole blocks keep
     sentences intact, and drawing them from everywhere keeps the held-out text in the same style
     as the training text (the last 10 % of the Bible alone would be mostly Revelation).
     """
@@ -83,6 +83,7 @@ def split(text: str, heldout_fraction: float = 0.1, seed: int = 0, block: int = 
         raise ValueError(f"heldout_fraction must be between 0 and 1, got {heldout_fraction}")
     lines = text.split("\n")
     if len(lines) >= 20:
+        block = max(1, min(block, len(lines) // 20))
         units, sep = [lines[i:i + block] for i in range(0, len(lines), block)], "\n"
     else:
         words = text.split()

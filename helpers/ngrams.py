@@ -178,3 +178,20 @@ def ngram_table_stats(train_ids, heldout_ids, n_max: int, n_vocab: int) -> list[
         rows.append({"n": n, "distinct_in_train": int(len(seen)), "full_table": n_vocab ** n,
                      "heldout_unseen": unseen})
     return rows
+
+
+def kl_divergence(P: torch.Tensor, Q: torch.Tensor, weights: torch.Tensor | None = None) -> float:
+    """How far a model's table Q is from a reference table P, in nats: the KL divergence of each
+    column, sum_b P[b, a] log(P[b, a] / Q[b, a]), averaged over columns a with ``weights``
+    (default: uniform). With the tokens' frequencies as weights this is exactly how much worse Q's
+    cross-entropy on the training text is than P's. Terms with P = 0 count 0.
+
+    P, Q: (n_vocab, n_vocab) column tables; weights: (n_vocab,).
+    """
+    if P.shape != Q.shape:
+        raise ValueError(f"tables differ in shape: P {tuple(P.shape)} vs Q {tuple(Q.shape)}")
+    if weights is None:
+        weights = torch.full((P.shape[1],), 1 / P.shape[1])
+    P, Q = P.double(), Q.double()
+    terms = torch.where(P > 0, P * (P.clamp(min=1e-300).log() - Q.log()), torch.zeros((), dtype=P.dtype))
+    return float((terms.sum(0) * weights.double()).sum())

@@ -108,3 +108,35 @@ def train(model: Transformer, train_ids: torch.Tensor, steps: int, *, batch_size
     model.eval()
     hist.seconds = time.perf_counter() - start
     return hist
+
+
+def fit_to_counts(model: Transformer, C: torch.Tensor, steps: int, *, lr: float = 5e-2,
+                  progress: bool = True, desc: str = "fitting W_U W_E") -> History:
+    """Train a zero-layer model without positional embeddings on bigram counts, full batch.
+
+    Such a model predicts from the current token alone, T(t_n) = softmax(W_U W_E t_n), so its
+    whole training loss is a function of the bigram counts C[b, a] (b follows a):
+        loss = - sum_{a,b} C[b, a] log softmax(W_U W_E)[b, a] / sum C.
+    Training on C directly gives the exact loss over the whole corpus at every step.
+    C: (n_vocab, n_vocab).
+    """
+    cfg = model.cfg
+    if cfg.n_layers or cfg.positional:
+        raise ValueError("fit_to_counts is for a zero-layer model without W_pos (n_layers=0, positional=False)")
+    if C.shape != (cfg.n_vocab, cfg.n_vocab):
+        raise ValueError(f"counts have shape {tuple(C.shape)}, the model's n_vocab is {cfg.n_vocab}")
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    total = C.sum()
+    hist = History()
+    start = time.perf_counter()
+    for step in tqdm(range(1, steps + 1), desc=desc, disable=not progress, mininterval=0.5):
+        logits = model.unembed.W_U @ model.embed.W_E  # (n_vocab, n_vocab): column a = logits after a
+        loss = -(C * torch.log_softmax(logits, dim=0)).sum() / total
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        hist.step.append(step)
+        hist.train_loss.append(loss.item())
+    model.eval()
+    hist.seconds = time.perf_counter() - start
+    return hist

@@ -147,3 +147,18 @@ def test_scale_is_sqrt_d_head():
 def test_bad_input_is_explained(bad, message):
     with pytest.raises((ValueError, TypeError), match=message):
         bad(weights(), stream())
+
+
+def test_pattern_stats_recognise_simple_heads():
+    n = 6
+    prev = torch.zeros(n, n)
+    prev[0, 0] = 1
+    prev[torch.arange(1, n), torch.arange(n - 1)] = 1
+    selfish = torch.eye(n)
+    uniform = att.softmax_star(torch.zeros(n, n))
+    stats = att.pattern_stats(torch.stack([prev, selfish, uniform]))
+    torch.testing.assert_close(stats["previous"], torch.tensor([1.0, 0.0, uniform.diagonal(-1).mean()]))
+    torch.testing.assert_close(stats["self"][:2], torch.tensor([0.0, 1.0]))
+    assert stats["entropy"][2] > 0.5 and stats["entropy"][:2].abs().max() < 1e-6
+    with pytest.raises(ValueError, match="n >= 2"):
+        att.pattern_stats(torch.ones(2, 1, 1))

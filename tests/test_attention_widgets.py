@@ -48,7 +48,7 @@ def test_learner_mistakes_show_in_the_caption(model_and_tok):
 def test_last_token_explorer(model_and_tok):
     ex = LastTokenExplorer(*model_and_tok, text="and god said , let there be")
     assert 'data-state="head=0;n=7;text=and god said , let there be"' in ex.caption.value
-    assert "without attention" in ex.caption.value and len(ex.image.value) > 1000
+    assert "without attention" in ex.caption.value and "with attention" in ex.view.value
     ex.head.value = 2
     assert "head=2" in ex.caption.value
 
@@ -60,3 +60,24 @@ def test_pattern_explorer_redraws_fast(model_and_tok):
     for h in [1, 2, 3, 0] * 5:
         ex.head.value = h
     assert statistics.median(ex.seconds) < 0.1
+
+
+def test_padding_explorer():
+    from helpers.widgets.attention import PaddingExplorer
+
+    ex = PaddingExplorer(P=0.0)
+    assert 'data-state="P=0.0"' in ex.caption.value
+    ex.P.value = -30.0
+    assert "[0.2689, 0.7311, 0.0000]" in ex.caption.value
+
+
+def test_heads_explorer(model_and_tok):
+    from helpers.widgets.attention import HeadsExplorer
+
+    ex = HeadsExplorer(*model_and_tok, text="and god said")
+    assert 'data-state="layer=0;n=3;text=and god said"' in ex.caption.value
+    assert ex.view.value.count("gt-pattern") == 4
+    ex.layer.value = 1
+    assert "layer=1" in ex.caption.value
+    ex.text.value = ""
+    assert "gt-error" in ex.caption.value and "empty" in ex.caption.value

@@ -38,6 +38,7 @@ class Spec:
     lr: float = 3e-3
     batch_size: int = 32
     seed: int = 0
+    masked: bool = True  # False: train *without* the causal mask (notebook 04's cautionary model)
 
 
 REGISTRY: dict[str, Spec] = {
@@ -52,6 +53,8 @@ REGISTRY: dict[str, Spec] = {
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, d_mlp=256, layernorm=True)),
     "full2": Spec("2 layers with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 256) each",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, d_mlp=256, layernorm=True)),
+    "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
+                         dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, lr=1e-2, masked=False),
 }
 
 
@@ -63,10 +66,21 @@ def vocab_hash(tokenizer) -> str:
     return hashlib.sha256("\n".join(tokenizer.vocab).encode()).hexdigest()[:16]
 
 
-def heldout_loss(model, data) -> float:
+def set_mask(model, masked: bool) -> None:
+    """Switch the causal mask on or off in every layer."""
+    for block in model.blocks:
+        block.attn.masked = masked
+
+
+def heldout_loss(model, data, masked: bool = True) -> float:
+    """Held-out loss with the causal mask on or off (restored to on afterwards)."""
     from helpers.train import evaluate
 
-    return evaluate(model, data.heldout_ids, max_tokens=EVAL_TOKENS)
+    set_mask(model, masked)
+    try:
+        return evaluate(model, data.heldout_ids, max_tokens=EVAL_TOKENS)
+    finally:
+        set_mask(model, True)
 
 
 def train_one(name: str) -> dict:
@@ -83,6 +97,7 @@ def train_one(name: str) -> dict:
     data = default_data()
     cfg = Config(n_vocab=data.n_vocab, **spec.config)
     model = fresh_model(cfg, spec.seed)
+    set_mask(model, spec.masked)
     hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
                  heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
     CHECKPOINTS.mkdir(exist_ok=True)
@@ -90,12 +105,14 @@ def train_one(name: str) -> dict:
     tensors = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()}
     meta = {"config": json.dumps(cfg.to_dict()), "name": name, "description": spec.description,
             "steps": str(spec.steps), "seed": str(spec.seed), "lr": str(spec.lr),
-            "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer),
+            "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer), "masked": str(spec.masked).lower(),
             "train_seconds": f"{hist.seconds:.0f}", "eval_tokens": str(EVAL_TOKENS),
             "heldout_curve": json.dumps([round(v, 3) for v in hist.heldout_loss])}
     save_file(tensors, str(path), metadata=meta)
     reloaded = checkpoint.load(path)  # the loss is measured on what a notebook will actually load
-    meta["heldout_loss"] = f"{heldout_loss(reloaded, data):.3f}"
+    meta["heldout_loss"] = f"{heldout_loss(reloaded, data, spec.masked):.3f}"  # as trained
+    if not spec.masked:  # and as it would have to be used, unable to see the future
+        meta["heldout_loss_masked"] = f"{heldout_loss(reloaded, data, True):.3f}"
     save_file(tensors, str(path), metadata=meta)
     return meta
 

@@ -10,3 +10,6 @@ attention.py  notebooks 03-05: single-query attention, the causal softmax*, mult
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
+from helpers.checks.ngrams import check_bigram_table  # noqa: F401,E402
+from helpers.checks.softmax import check_softmax  # noqa: F401,E402
+from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401,E402

@@ -201,3 +201,27 @@ class Attention(nn.Module):
                 cache[p + name] = getattr(out, name)
             cache[p + "o_heads"] = out.o_heads
         return out.o
+
+
+# --------------------------------------------------------------------------- describing patterns
+def pattern_stats(A: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Summaries of attention patterns A (..., n_heads, n, n), averaged over batch and query rows:
+
+    self      mean weight of token i on itself (a_ii), rows 2..n
+    previous  mean weight on the previous token (a_i,i-1), rows 2..n
+    first     mean weight on the first token (a_i1), rows 2..n
+    entropy   mean entropy of a row in nats (0 = all weight on one token), rows 2..n
+
+    Each value has shape (n_heads,). Row 1 is left out: it can only attend to itself.
+    """
+    if A.dim() < 3 or A.shape[-1] != A.shape[-2] or A.shape[-1] < 2:
+        raise ValueError(f"A must have shape (..., n_heads, n, n) with n >= 2, got {tuple(A.shape)}")
+    A = A.reshape(-1, *A.shape[-3:])  # (batch, n_heads, n, n)
+    rows = A[..., 1:, :]
+    entropy = -(rows * rows.clamp_min(1e-12).log()).sum(-1)
+    return {
+        "self": A.diagonal(0, -2, -1)[..., 1:].mean((0, 2)),
+        "previous": A.diagonal(-1, -2, -1).mean((0, 2)),
+        "first": rows[..., 0].mean((0, 2)),
+        "entropy": entropy.mean((0, 2)),
+    }

@@ -5,6 +5,7 @@ drawing serves a static notebook cell and a widget that redraws one persistent f
 
 basic.py      bars of top tokens, loss curves, a labelled heatmap
 attention.py  weights over the context, score variance vs d_head, patterns (matplotlib and HTML)
+ngrams.py     notebook 01: n-gram table growth and unseen rate
 """
 
 from helpers.plots.basic import bars, heatmap, loss_curves, new_axes  # noqa: F401

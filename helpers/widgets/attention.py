@@ -2,9 +2,15 @@
 
 LastTokenExplorer (notebook 03)  type a sentence: the last token's weights over the context for one
                                  head, and the next-token prediction with and without attention.
+PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf (a matplotlib Explorer).
+HeadsExplorer     (notebook 05)  every head of one layer side by side.
 PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
                                  see the pattern A as a heatmap with tokens on both axes. Drawn as an
                                  HTML table (no PNG), so a redraw takes milliseconds.
+
+The explorers that show tokens are ``HTMLExplorer``s: the base Explorer's contract (caption with
+data-state, errors in the caption) with HTML in place of the PNG, because a matplotlib redraw of
+three panels measured 0.5-1.9 s on the shared machine and an HTML redraw 20 ms.
 """
 
 from __future__ import annotations
@@ -17,8 +23,7 @@ import torch
 from matplotlib.figure import Figure
 
 from helpers.model.transformer import Transformer
-from helpers.plots.attention import pattern_html, row_bars_html, weight_bars
-from helpers.plots.basic import bars
+from helpers.plots.attention import pattern_html, row_bars_html
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
 from helpers.widgets.base import LEARNER_ERRORS, Explorer, state_string, text_box
@@ -45,66 +50,19 @@ def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
             b.attn.masked = m
 
 
-class LastTokenExplorer(Explorer):
-    """Notebook 03: the last token asks; which earlier tokens answer, and what does it change?"""
+class HTMLExplorer(Explorer):
+    """The Explorer contract (controls, caption with class gt-caption and data-state, errors in the
+    caption) drawn as HTML instead of a PNG: string building costs milliseconds where a matplotlib
+    redraw costs hundreds (measured: see tests/test_attention_widgets.py). Subclasses implement
+    ``render() -> (caption_html, state, view_html)``."""
 
-    figsize = (9, 3.2)
-
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, text: str = "and god said , let there be",
-                 head: int = 0, top: int = 6):
-        if not model.cfg.n_layers:
-            raise ValueError("this explorer needs a model with at least one attention layer")
-        self.model, self.tok, self.top = model, tokenizer, top
-        self.text = text_box("text", text)
-        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
-                               layout=W.Layout(width="10em"))
-        super().__init__([self.text, self.head])
-
-    def draw(self, fig: Figure):
-        prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
-        _, cache = self.model.run_with_cache(prompt.ids)
-        h = self.head.value
-        a = cache["L0.A"][h, -1]  # the last token's weights over the context (n,)
-        W_U = self.model.unembed.W_U.detach()
-        p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
-        p_with = softmax(W_U @ cache["x1"][:, -1])  # x1_n = x0_n + sum_h o^h_n
-        ax1, ax2, ax3 = fig.subplots(1, 3, width_ratios=[2.2, 1, 1])
-        weight_bars(ax1, prompt.tokens, a, title=f"head {h}: weights of the last token '{prompt.tokens[-1]}'")
-        top = lambda p: [(self.tok.vocab[i], float(p[i])) for i in p.topk(self.top).indices]  # noqa: E731
-        bars(ax2, top(p_without), title="without attention: W_U x0", color="tab:gray")
-        bars(ax3, top(p_with), title="with attention: W_U x1")
-        best = int(a.argmax())
-        before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
-        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
-                f"({float(a[best]):.2f}) on <code>{html.escape(prompt.tokens[best])}</code> (position {best + 1}). "
-                f"Top next token without attention: <code>{html.escape(before)}</code>; with: "
-                f"<code>{html.escape(after)}</code>.{_notice(prompt)}")
-        return text, {"head": h, "n": len(prompt.ids), "text": self.text.value}
-
-
-class PatternExplorer(Explorer):
-    """Notebook 04: the whole attention pattern of one head, every token a query."""
-
-    def __init__(self, model: Transformer, tokenizer: Tokenizer,
-                 text: str = "in the beginning god created the heaven and the earth .",
-                 layer: int = 0, head: int = 0):
-        if not model.cfg.n_layers:
-            raise ValueError("this explorer needs a model with at least one attention layer")
-        self.model, self.tok = model, tokenizer
+    def __init__(self, controls):
         self.view = W.HTML()
-        self.text = text_box("text", text)
-        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
-                                layout=W.Layout(width="10em"))
-        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
-                               layout=W.Layout(width="10em"))
-        self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
-        self.query = W.IntSlider(value=0, min=0, max=0, description="query row", layout=W.Layout(width="22em"))
         self.seconds: list[float] = []  # how long each redraw took (compute + HTML)
-        super().__init__([self.text, self.layer, self.head, self.mask, self.query])
+        super().__init__(controls)
         self.box = W.VBox([W.HBox(self.controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
 
     def update(self, *_):
-        """Redraw: the same contract as Explorer.update, but into HTML instead of a PNG."""
         start = time.perf_counter()
         try:
             text, state, view = self.render()
@@ -119,6 +77,70 @@ class PatternExplorer(Explorer):
                               f"{text}</div>")
         self.view.value = view
         self.seconds.append(time.perf_counter() - start)
+
+    def render(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def draw(self, fig):  # pragma: no cover - HTML explorers do not use the figure
+        raise NotImplementedError
+
+
+class LastTokenExplorer(HTMLExplorer):
+    """Notebook 03: the last token asks; which earlier tokens answer, and what does it change?"""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, text: str = "and god said , let there be",
+                 head: int = 0, top: int = 6):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok, self.top = model, tokenizer, top
+        self.text = text_box("text", text)
+        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
+                               layout=W.Layout(width="10em"))
+        super().__init__([self.text, self.head])
+
+    def render(self):
+        prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
+        _, cache = self.model.run_with_cache(prompt.ids)
+        h = self.head.value
+        a = cache["L0.A"][h, -1]  # the last token's weights over the context (n,)
+        W_U = self.model.unembed.W_U.detach()
+        p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
+        p_with = softmax(W_U @ cache[cache.resid_names[-1]][:, -1])  # after attention: x1_n = x0_n + sum_h o^h_n
+
+        def top(p):
+            idx = p.topk(self.top).indices.tolist()
+            return [self.tok.vocab[i] for i in idx], p[idx]
+
+        view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
+                f'<div>{row_bars_html(a, prompt.tokens, f"head {h}: weights of the last token")}</div>'
+                f'<div>{row_bars_html(top(p_without)[1], top(p_without)[0], "next token without attention: W_U x0")}</div>'
+                f'<div>{row_bars_html(top(p_with)[1], top(p_with)[0], "next token with attention")}</div></div>')
+        best = int(a.argmax())
+        before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
+        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
+                f"({float(a[best]):.2f}) on <code>{html.escape(prompt.tokens[best])}</code> (position {best + 1}). "
+                f"Top next token without attention: <code>{html.escape(before)}</code>; with: "
+                f"<code>{html.escape(after)}</code>.{_notice(prompt)}")
+        return text, {"head": h, "n": len(prompt.ids), "text": self.text.value}, view
+
+
+class PatternExplorer(HTMLExplorer):
+    """Notebook 04: the whole attention pattern of one head, every token a query."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer,
+                 text: str = "in the beginning god created the heaven and the earth .",
+                 layer: int = 0, head: int = 0):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok = model, tokenizer
+        self.text = text_box("text", text)
+        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
+                                layout=W.Layout(width="10em"))
+        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
+                               layout=W.Layout(width="10em"))
+        self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
+        self.query = W.IntSlider(value=0, min=0, max=0, description="query row", layout=W.Layout(width="22em"))
+        super().__init__([self.text, self.layer, self.head, self.mask, self.query])
 
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
@@ -148,5 +170,53 @@ class PatternExplorer(Explorer):
         state = {"layer": L, "head": h, "mask": "on" if masked else "off", "query": i, "text": self.text.value}
         return text, state, view
 
-    def draw(self, fig):  # pragma: no cover - this explorer draws HTML, see render()
-        raise NotImplementedError
+
+class PaddingExplorer(Explorer):
+    """Notebook 04: softmax([1, 2, P]) as P goes to -inf — which padding value acts as 'nothing'?"""
+
+    figsize = (6, 2.4)
+
+    def __init__(self, P: float = 0.0):
+        self.P = W.FloatSlider(value=P, min=-30.0, max=5.0, step=0.5, description="P",
+                               continuous_update=True, layout=W.Layout(width="28em"))
+        super().__init__([self.P])
+
+    def draw(self, fig: Figure):
+        P = self.P.value
+        p = softmax(torch.tensor([1.0, 2.0, P], dtype=torch.float64))
+        ax = fig.subplots()
+        ax.bar(["1", "2", "P"], p.tolist(), color=["tab:blue", "tab:blue", "tab:red"])
+        for i, value in enumerate(p.tolist()):
+            ax.text(i, value, f"{value:.4f}", ha="center", va="bottom", fontsize=9)
+        ax.set_ylim(0, 1.1)
+        ax.set_title(f"softmax([1, 2, {P:g}])", fontsize=10)
+        text = (f"softmax([1, 2, {P:g}]) = [{p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}]. The post's target is "
+                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; (e<sup>P</sup> &rarr; 0).")
+        return text, {"P": P}
+
+
+class HeadsExplorer(HTMLExplorer):
+    """Notebook 05: every head of one layer side by side on the text you type (HTML, fast)."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer,
+                 text: str = "and god said , let there be light : and there was light .", layer: int = 0):
+        if not model.cfg.n_layers:
+            raise ValueError("this explorer needs a model with at least one attention layer")
+        self.model, self.tok = model, tokenizer
+        self.text = text_box("text", text)
+        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
+                                layout=W.Layout(width="10em"))
+        super().__init__([self.text, self.layer])
+
+    def render(self):
+        prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
+        L, n = self.layer.value, len(prompt.ids)
+        _, cache = self.model.run_with_cache(prompt.ids)
+        A = cache[f"L{L}.A"]  # (n_heads, n, n)
+        future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>head {h}</b></div>'
+                        f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))
+        view = f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
+        text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
+                f"hover a cell for its weight).{_notice(prompt)}")
+        return text, {"layer": L, "n": n, "text": self.text.value}, view

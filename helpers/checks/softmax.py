@@ -1,0 +1,42 @@
+"""Notebook 02 exercise: a numerically stable softmax over the post's column vectors."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+
+
+def check_softmax(fn) -> bool:
+    """``fn(x)`` takes logits x of shape (n_vocab, n) — one column per position, as in the post —
+    and must return softmax over each column (dim 0), without overflow for large logits."""
+    what = "softmax(x)"
+    x = torch.tensor([[1.0, 0.0], [2.0, 0.0], [3.0, 5.0]])  # (n_vocab=3, n=2)
+    out = as_tensor(call(fn, x.clone(), what=what), what)
+    expect_shape(out, (3, 2), what, "softmax keeps the shape of its input.")
+    out = out.double()
+    want = torch.softmax(x.double(), dim=0)
+    if not torch.allclose(out, want, atol=1e-5):
+        if torch.allclose(out, torch.softmax(x.double(), dim=1), atol=1e-5):
+            raise ExerciseError("Your softmax normalises each *row*. In the post each column is one "
+                                "position's logits: sum over dim 0 (the n_vocab axis).")
+        if torch.allclose(out, torch.softmax(x.double().flatten(), 0).reshape(3, 2), atol=1e-5):
+            raise ExerciseError("Your softmax normalises over the whole matrix; each column should sum to 1 on its own.")
+        if torch.allclose(out, x.double().exp(), atol=1e-5):
+            raise ExerciseError("You return exp(x) but forgot to divide by the sum: the entries must sum to 1.")
+        if (out < 0).any():
+            raise ExerciseError("softmax must be positive everywhere (exp is never negative).")
+        raise ExerciseError(f"{what} gave {out.tolist()}, expected {want.tolist()}.")
+    big = torch.tensor([[1000.0], [1001.0]])
+    out_big = as_tensor(call(fn, big, what=what), what).double()
+    if not torch.isfinite(out_big).all():
+        raise ExerciseError("For logits [1000, 1001] you get NaN or inf: exp(1000) overflows. Subtract the "
+                            "column's maximum before exp — the result is mathematically the same.")
+    if not torch.allclose(out_big.flatten(), torch.tensor([0.2689, 0.7311], dtype=torch.float64), atol=1e-4):
+        raise ExerciseError(f"For logits [1000, 1001] expected [0.2689, 0.7311], got {out_big.flatten().tolist()}.")
+    masked = torch.tensor([[1.0], [2.0], [-float("inf")]])
+    out_m = as_tensor(call(fn, masked, what=what), what).double().flatten()
+    if not torch.allclose(out_m, torch.tensor([0.2689, 0.7311, 0.0], dtype=torch.float64), atol=1e-4):
+        raise ExerciseError("softmax([1, 2, -inf]) should be [0.269, 0.731, 0]: exp(-inf) = 0. "
+                            f"Got {out_m.tolist()}.")
+    return passed("Correct: positive, columns sum to 1, and stable for large logits.")

@@ -1,0 +1,50 @@
+"""Notebook 01 widget: type a prompt, choose n and a temperature, see the n-gram model's next-token
+bars and a sample continuation."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from helpers import ngrams
+from helpers.data import Data
+from helpers.plots.basic import bars
+from helpers.tokens import prepare_prompt
+from helpers.widgets.base import Explorer, text_box
+
+
+class NgramExplorer(Explorer):
+    """Next-token distribution of an n-gram model after a typed prompt, plus a seeded sample."""
+
+    figsize = (7, 3.4)
+
+    def __init__(self, data: Data, prompt: str = "thus saith the", n: int = 2, temperature: float = 1.0,
+                 k: int = 10, sample_tokens: int = 20, seed: int = 0):
+        self.data, self.k, self.sample_tokens, self.seed = data, k, sample_tokens, seed
+        self.prompt = text_box("prompt", prompt)
+        self.n = W.IntSlider(value=n, min=1, max=5, description="n")
+        self.temperature = W.FloatSlider(value=temperature, min=0.1, max=3.0, step=0.1, description="temperature")
+        super().__init__([self.prompt, self.n, self.temperature])
+
+    def draw(self, fig):
+        d, n, T = self.data, self.n.value, round(self.temperature.value, 2)
+        p = prepare_prompt(self.prompt.value, d.tokenizer)
+        r = ngrams.next_token_probs(d.train_ids, p.ids, n, d.n_vocab, T)
+        context = p.tokens[len(p.tokens) - (r.order - 1):] if r.order > 1 else []
+        shown = " ".join(context).replace("\n", "⏎") or "(nothing: unigram)"
+        bars(fig.add_subplot(), ngrams.top_k(r.probs, self.k, d.tokenizer.vocab),
+             title=f"next token after “{shown}”  ({r.order}-gram, T = {T})")
+        out = ngrams.sample(d.train_ids, p.ids, n, d.n_vocab, self.sample_tokens, T, seed=self.seed)
+        continuation = d.tokenizer.decode(out[len(p.ids):]).replace("\n", " ⏎ ")
+        notes = []
+        if r.order < n:
+            notes.append(f"the {n - 1}-token context never occurs in the training text, so the model "
+                         f"backed off to a {r.order}-gram")
+        if p.notice():
+            notes.append(p.notice())
+        text = (f"Context “{html.escape(shown)}” occurs {r.seen:,} times in training. "
+                f"Sample: <i>{html.escape(self.prompt.value.strip())} <b>{html.escape(continuation)}</b></i>")
+        if notes:
+            text += "<br><small>Note: " + html.escape("; ".join(notes)) + "</small>"
+        return text, {"prompt": self.prompt.value, "n": n, "T": T, "order": r.order}

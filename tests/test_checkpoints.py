@@ -1,0 +1,44 @@
+"""Every model in tools/train_models.py's registry is shipped, loads with the current code, and
+still reaches the held-out loss its metadata records (so a code change that silently alters the
+model shows up here)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.data import default_data
+from helpers.model import checkpoint
+from helpers.model.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("train_models", ROOT / "tools" / "train_models.py")
+train_models = importlib.util.module_from_spec(_spec)
+sys.modules["train_models"] = train_models  # dataclasses need the module registered
+_spec.loader.exec_module(train_models)
+
+
+@pytest.mark.parametrize("name", list(train_models.REGISTRY))
+def test_checkpoint_reaches_its_recorded_heldout_loss(name):
+    path = train_models.path_of(name)
+    assert path.is_file(), f"{path} is missing: run `.venv/bin/python tools/train_models.py {name}`"
+    meta = checkpoint.metadata(path)
+    data = default_data()
+    assert meta["vocab_hash"] == train_models.vocab_hash(data.tokenizer), \
+        f"{name} was trained with a different vocabulary: retrain it"
+    model = checkpoint.load(path)
+    spec = train_models.REGISTRY[name]
+    assert model.cfg == Config(n_vocab=data.n_vocab, **spec.config)
+    assert meta.get("masked", "true") == str(spec.masked).lower()  # (attn1, attn2 predate the key)
+    loss = train_models.heldout_loss(model, data, spec.masked)
+    assert abs(loss - float(meta["heldout_loss"])) < 0.005, (name, loss, meta["heldout_loss"])
+    assert json.loads(meta["heldout_curve"])  # the training curve is recorded
+    assert path.stat().st_size < 1_000_000  # float16 weights keep each file small
+
+
+def test_registry_lists_and_rejects_unknown_names(capsys):
+    assert train_models.main(["--list"]) == 0
+    assert "attn1" in capsys.readouterr().out
+    assert train_models.main(["no_such_model"]) == 2

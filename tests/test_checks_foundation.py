@@ -1,0 +1,51 @@
+"""The exercise checks of notebooks 01-02 accept right answers and explain typical wrong ones."""
+
+import pytest
+import torch
+
+from helpers import checks
+from helpers.checks import ExerciseError
+from helpers.ngrams import normalize_columns
+from helpers.softmax import softmax
+
+
+def test_bigram_table_right_answer():
+    assert checks.check_bigram_table(normalize_columns)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda C: C / C.sum(1, keepdim=True).clamp(min=1e-12), r"each \*column\* is a distribution"),
+    (lambda C: C / C.sum(0, keepdim=True), "NaN"),
+    (lambda C: C, "unchanged"),
+    (lambda C: C / C.sum(), "whole table"),
+    (lambda C: (C / C.sum(0, keepdim=True).clamp(min=1e-12))[:2], "shape"),
+    (lambda C: C.div_(C.sum(0, keepdim=True).clamp(min=1e-12)), "in place"),
+    (lambda C: "nope", "should return a tensor"),
+    (lambda C: 1 / 0, "ZeroDivisionError"),
+])
+def test_bigram_table_wrong_answers_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_bigram_table(wrong)
+
+
+def test_not_implemented_says_so():
+    def todo(C):
+        raise NotImplementedError
+    with pytest.raises(ExerciseError, match="not written yet"):
+        checks.check_bigram_table(todo)
+
+
+def test_softmax_right_answer():
+    assert checks.check_softmax(lambda x: softmax(x, dim=0))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda x: x.exp() / x.exp().sum(0), "overflows"),
+    (lambda x: torch.softmax(x, dim=1), r"each \*row\*"),
+    (lambda x: x.exp(), "forgot to divide"),
+    (lambda x: torch.softmax(x.flatten(), 0).reshape(x.shape), "whole matrix"),
+    (lambda x: torch.softmax(x, 0)[:, :1], "shape"),
+])
+def test_softmax_wrong_answers_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_softmax(wrong)

@@ -1,0 +1,77 @@
+"""The zero-layer Transformer: shapes, the embedding as a column lookup, bad input, training."""
+
+import pytest
+import torch
+
+from helpers.model import Config, Transformer
+from helpers.softmax import softmax
+from helpers.train import evaluate, fresh_model, train
+
+CFG = Config(n_vocab=11, d_model=6, n_ctx=5)
+
+
+def test_shapes_follow_the_post():
+    m = fresh_model(CFG)
+    assert m.embed.W_E.shape == (6, 11)  # d_model x n_vocab
+    assert m.pos_embed.W_pos.shape == (6, 5)  # d_model x n_ctx
+    assert m.unembed.W_U.shape == (11, 6)  # n_vocab x d_model
+    tokens = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    logits, cache = m.run_with_cache(tokens)
+    assert logits.shape == (2, 11, 3)  # (batch, n_vocab, n)
+    assert cache["x0"].shape == (2, 6, 3)  # (batch, d_model, n)
+    assert torch.allclose(cache["p"].sum(1), torch.ones(2, 3))
+    single = m(torch.tensor([1, 2, 3]))
+    assert single.shape == (11, 3) and torch.allclose(single, logits[0])
+
+
+def test_embedding_is_W_E_times_one_hot_plus_W_pos():
+    m = fresh_model(CFG)
+    tokens = torch.tensor([3, 0, 7])
+    t = torch.nn.functional.one_hot(tokens, 11).T.float()  # (n_vocab, n)
+    _, cache = m.run_with_cache(tokens)
+    assert torch.allclose(cache["x0"], m.embed.W_E @ t + m.pos_embed.W_pos[:, :3], atol=1e-6)
+    # T(t) = softmax(W_U (W_E t_n + W_pos)) for the last token
+    p_last = softmax(m.unembed.W_U @ (m.embed.W_E[:, 7] + m.pos_embed.W_pos[:, 2]))
+    assert torch.allclose(m.next_token_probs(tokens), p_last, atol=1e-6)
+
+
+def test_without_positions_order_does_not_matter():
+    m = fresh_model(Config(n_vocab=11, d_model=6, n_ctx=5, positional=False))
+    a, b = m(torch.tensor([1, 2, 3])), m(torch.tensor([3, 1, 2]))
+    assert torch.allclose(a[:, [2, 0, 1]], b)
+
+
+@pytest.mark.parametrize("tokens, message", [
+    (torch.zeros(6, dtype=torch.long), "n = 6 tokens but this model's n_ctx is 5"),
+    (torch.tensor([], dtype=torch.long), "context is empty"),
+    (torch.tensor([1, 11]), "token id 11 is outside the vocabulary"),
+    (torch.tensor([1.0, 2.0]), "integer token ids"),
+    (torch.zeros(2, 2, 2, dtype=torch.long), "shape"),
+])
+def test_bad_input_is_explained(tokens, message):
+    m = fresh_model(CFG)
+    with pytest.raises((ValueError, TypeError), match=message):
+        m(tokens)
+
+
+def test_config_checks():
+    with pytest.raises(ValueError, match="d_model"):
+        Config(n_vocab=3, d_model=0)
+    assert Config(n_vocab=3, d_model=64, n_heads=4).d_head == 16
+
+
+def test_training_is_seeded_and_learns_a_bigram_chain():
+    # a deterministic chain 1 -> 2 -> 3 -> ... -> 10 -> 1: a zero-layer model can learn it exactly
+    ids = torch.arange(1, 11).repeat(50)
+    runs = []
+    for _ in range(2):
+        m = fresh_model(CFG, seed=1)
+        before = evaluate(m, ids[:40])
+        h = train(m, ids, steps=150, batch_size=8, lr=0.05, heldout_ids=ids[:40], eval_every=50, progress=False)
+        runs.append((m, h))
+    (m1, h1), (m2, h2) = runs
+    assert torch.equal(m1.embed.W_E, m2.embed.W_E)  # same seed, same weights
+    assert h1.heldout_loss == h2.heldout_loss
+    assert before > 2.0 and h1.final_heldout < 0.1  # from ~log(11) to almost certain
+    assert evaluate(m1, ids[:40]) == pytest.approx(h1.final_heldout)
+    assert torch.equal(m1.generate(torch.tensor([1]), 5, temperature=0.01), torch.tensor([1, 2, 3, 4, 5, 6]))
