@@ -76,3 +76,19 @@ def test_param_count_check(mistake, message):
     assert check_n_params(count_config)
     with pytest.raises(ExerciseError, match=message):
         check_n_params(lambda cfg: mistake(cfg, count_config(cfg)))
+
+
+def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
+    from helpers.data import default_data
+    from helpers.ngrams import bigram_probs
+    from helpers.widgets.ladder import LadderExplorer
+
+    data = default_data()
+    models = {"zero": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=4), 0),
+              "one": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=6, n_layers=1, n_heads=2, d_mlp=16), 0)}
+    e = LadderExplorer(models, data.tokenizer, bigram_probs(data.train_ids[:5000], data.n_vocab), prompt="and god")
+    assert 'data-state="prompt=and god;n=2"' in e.caption.value and "bigram" in e.caption.value
+    e.text.value = "   "
+    assert "gt-error" in e.caption.value and "empty" in e.caption.value
+    e.text.value = "in the beginning god created the heaven"
+    assert "n=4" in e.caption.value and "were cut" in e.caption.value
