@@ -8,7 +8,6 @@ import torch
 from helpers.facts import FactsTask
 from helpers.model.transformer import Transformer
 from helpers.plots.mlp import neuron_bars, neuron_table
-from helpers.softmax import softmax
 from helpers.widgets.base import Explorer
 
 
@@ -39,7 +38,7 @@ class FactNeuronExplorer(Explorer):
         task = self.task
         tokens = task.prompt(self.person.value, self.thing.value)
         z = hidden(self.model, tokens, self.layer)
-        p = softmax(self.model(tokens)[:, -1])
+        p = self.model.next_token_probs(tokens)  # no_grad inside
         guess = task.vocab[int(p.argmax())]
         truth = task.answer(self.person.value, self.thing.value)
         top = torch.argsort(z, descending=True)[:3].tolist()
