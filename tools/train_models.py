@@ -42,12 +42,17 @@ class Spec:
 
 
 REGISTRY: dict[str, Spec] = {
-    "zero": Spec("0 layers: softmax(W_U W_E t), no W_pos (notebook 02's model, trained ten times longer)",
-                 dict(d_model=64, n_ctx=32, n_layers=0, positional=False), steps=3000, lr=1e-2),
     "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4)),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4)),
+    # notebook 08's ladder: the same width, context, steps and seed, adding one piece at a time
+    "zero": Spec("0 layers: embedding, positional embedding, unembedding (notebook 02's model)",
+                 dict(d_model=64, n_ctx=32, n_layers=0)),
+    "full1": Spec("1 layer with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 4 d_model = 256)",
+                  dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, d_mlp=256, layernorm=True)),
+    "full2": Spec("2 layers with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 256) each",
+                  dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, d_mlp=256, layernorm=True)),
     "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
                          dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, lr=1e-2, masked=False),
 }

@@ -2,6 +2,8 @@
 
 config.py       Config: n_vocab, d_model, n_ctx, n_heads, d_head, d_mlp, n_layers
 embed.py        token embedding W_E, positional embedding W_pos, unembedding W_U
+mlp.py          the MLP: z = ReLU(W_1 x + b_1), m = W_2 z + b_2
+layernorm.py    LayerNorm (x - mu) / sigma * gamma + beta, and RMSNorm
 attention.py    attention: single-query, matrix (softmax*) and concatenated forms; the Attention module
 block.py        one block: attention (+ MLP), each added to the residual stream
 transformer.py  the model: x0 = W_E t + W_pos, (layers), logits = W_U x, with an activation cache
@@ -11,3 +13,5 @@ checkpoint.py   save / load weights as safetensors, with clear messages when sha
 from helpers.model.config import Config  # noqa: F401
 from helpers.model.embed import Embed, PosEmbed, Unembed  # noqa: F401
 from helpers.model.transformer import Transformer  # noqa: F401
+from helpers.model.layernorm import LayerNorm, RMSNorm  # noqa: F401,E402
+from helpers.model.mlp import MLP  # noqa: F401,E402

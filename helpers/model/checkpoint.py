@@ -53,3 +53,20 @@ def load_into(model: Transformer, path: str | Path) -> Transformer:
         raise ValueError(f"The checkpoint '{path}' does not fit this model's config:\n  " + "\n  ".join(problems))
     model.load_state_dict(tensors)
     return model
+
+
+def checkpoints_dir() -> Path:
+    """The repository's ``checkpoints/`` folder (written by ``tools/train_models.py``)."""
+    return Path(__file__).resolve().parents[2] / "checkpoints"
+
+
+def load_named(name: str) -> tuple[Transformer, dict[str, str]]:
+    """Load the registry model ``name`` (e.g. "full1") from checkpoints/: (model, its metadata).
+
+    A missing file says how to make it, instead of a bare FileNotFoundError.
+    """
+    path = checkpoints_dir() / f"{name}.safetensors"
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint '{name}' at {path}. Train it with "
+                                f"`.venv/bin/python tools/train_models.py {name}` (GT_THREADS=1 on a shared machine).")
+    return load(path), metadata(path)

@@ -14,6 +14,7 @@ class Config:
     n_heads: int = 4  # attention heads per layer (GPT-2 Small: 12)
     d_head: int | None = None  # size of each head's query/key/value; None -> d_model // n_heads
     d_mlp: int = 0  # MLP hidden width; 0 = attention-only (convention when used: 4 * d_model)
+    activation: str = "relu"  # MLP nonlinearity: "relu" (the post's tables) or "gelu" (GPT-2)
     layernorm: bool = False  # LayerNorm before each attention / MLP and before the unembedding
     positional: bool = True  # add W_pos (False: the model sees a bag of tokens)
     init_std: float = 0.02  # standard deviation of the random initial weights
@@ -26,6 +27,8 @@ class Config:
             raise ValueError("n_layers and d_mlp cannot be negative")
         if self.n_layers and self.n_heads < 1:
             raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
+        if self.activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
         if self.d_head is None:
             object.__setattr__(self, "d_head", max(1, self.d_model // max(1, self.n_heads)))
 

@@ -1,0 +1,49 @@
+"""Notebook 07: scale the input, set gamma and beta, watch the entries of one vector before and after."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import torch
+
+from helpers.model.layernorm import layer_norm
+from helpers.plots.norms import before_after
+from helpers.widgets.base import Explorer
+
+
+class LayerNormExplorer(Explorer):
+    """Sliders: input scale, input shift, gamma, beta (the same value in every entry of gamma / beta).
+
+    x is one fixed random column with d_model entries; the figure shows the histogram of x and of
+    LayerNorm(x). Whatever the scale and shift, the right-hand picture only moves with gamma, beta.
+    """
+
+    figsize = (8, 3.0)
+
+    def __init__(self, d_model: int = 64, seed: int = 0):
+        if d_model < 2:
+            raise ValueError(f"d_model must be at least 2 to have a spread, got {d_model}")
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randn(d_model, generator=g) + 0.5 * torch.rand(d_model, generator=g)
+        self.scale = W.FloatLogSlider(value=1.0, base=10, min=-2, max=2, step=0.1, description="input scale")
+        self.shift = W.FloatSlider(value=0.0, min=-5, max=5, step=0.5, description="input shift")
+        self.gamma = W.FloatSlider(value=1.0, min=-2, max=3, step=0.1, description="γ (gamma)")
+        self.beta = W.FloatSlider(value=0.0, min=-3, max=3, step=0.1, description="β (beta)")
+        super().__init__([self.scale, self.shift, self.gamma, self.beta])
+
+    def values(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(x, LayerNorm(x)) for the current slider values."""
+        d = len(self.x)
+        x = self.scale.value * self.x + self.shift.value
+        y = layer_norm(x, torch.full((d,), float(self.gamma.value)), torch.full((d,), float(self.beta.value)))
+        return x, y
+
+    def draw(self, fig):
+        x, y = self.values()
+        a, b = fig.subplots(1, 2)
+        before_after(a, b, x.numpy(), y.numpy())
+        state = {"scale": round(self.scale.value, 3), "shift": self.shift.value,
+                 "gamma": round(self.gamma.value, 2), "beta": round(self.beta.value, 2)}
+        text = (f"x (d_model = {len(x)} entries) has mean {float(x.mean()):.2f} and std "
+                f"{float(x.std(unbiased=False)):.2f}. After LayerNorm: mean {float(y.mean()):.2f} (= β), "
+                f"std {float(y.std(unbiased=False)):.2f} (= |γ|) — the input's scale and shift are gone.")
+        return text, state

@@ -1,0 +1,57 @@
+"""Notebook 06: pick a person and a thing, see which hidden MLP neurons fire and what the model answers."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import torch
+
+from helpers.facts import FactsTask
+from helpers.model.transformer import Transformer
+from helpers.plots.mlp import neuron_bars, neuron_table
+from helpers.widgets.base import Explorer
+
+
+def hidden(model: Transformer, tokens: torch.Tensor, layer: int = 0) -> torch.Tensor:
+    """z of the MLP in ``layer`` at the last position of ``tokens`` (n,): shape (d_mlp,)."""
+    key = f"L{layer}.z"
+    _, cache = model.run_with_cache(tokens)
+    if key not in cache:
+        raise ValueError(f"this model has no MLP in layer {layer} (d_mlp = {model.cfg.d_mlp})")
+    return cache[key][:, -1]
+
+
+class FactNeuronExplorer(Explorer):
+    """Dropdowns: person, thing. Left: z (every hidden neuron) at the last position, top neurons
+    labelled. Right: how strongly the most active neuron fires for the first people x every thing."""
+
+    figsize = (9, 3.4)
+
+    def __init__(self, model: Transformer, task: FactsTask, layer: int = 0, rows: int = 12):
+        if model.cfg.d_mlp < 1:
+            raise ValueError("this model has no MLP (d_mlp = 0): nothing to explore")
+        self.model, self.task, self.layer, self.rows = model, task, layer, rows
+        self.person = W.Dropdown(options=task.people, value=task.people[0], description="person")
+        self.thing = W.Dropdown(options=task.things, value=task.things[0], description="thing")
+        super().__init__([self.person, self.thing])
+
+    def draw(self, fig):
+        task = self.task
+        tokens = task.prompt(self.person.value, self.thing.value)
+        z = hidden(self.model, tokens, self.layer)
+        p = self.model.next_token_probs(tokens)  # no_grad inside
+        guess = task.vocab[int(p.argmax())]
+        truth = task.answer(self.person.value, self.thing.value)
+        top = torch.argsort(z, descending=True)[:3].tolist()
+        n_on = int((z > 0).sum())
+        a, b = fig.subplots(1, 2, width_ratios=[2, 1])
+        neuron_bars(a, z.numpy(), top=5, title=f"z for '{self.person.value} {self.thing.value}'")
+        people = task.people[: self.rows]
+        grid = torch.stack([torch.stack([hidden(self.model, task.prompt(q, t), self.layer)[top[0]]
+                                         for t in task.things]) for q in people])
+        neuron_table(b, grid.numpy(), people, task.things, title=f"neuron {top[0]} for other prompts")
+        mark = "right" if guess == truth else f"wrong: the fact is {truth}"
+        text = (f"'{self.person.value} {self.thing.value}' → model says <b>{guess}</b> "
+                f"(p = {float(p.max()):.2f}; {mark}). {n_on} of {len(z)} neurons fire (z > 0); "
+                f"the strongest are {', '.join(map(str, top))}.")
+        state = {"person": self.person.value, "thing": self.thing.value, "top": top[0], "guess": guess}
+        return text, state

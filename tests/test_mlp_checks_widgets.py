@@ -1,0 +1,94 @@
+"""Notebook 06: the exercise check (right and typical wrong answers), the facts task, the widget."""
+
+import pytest
+import torch
+
+from helpers.checks.base import ExerciseError
+from helpers.checks.mlp import check_mlp
+from helpers.facts import FactsTask, fact_scores, train_facts
+from helpers.model.config import Config
+from helpers.model.mlp import mlp
+from helpers.train import fresh_model
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda x, W1, b1, W2, b2: W2 @ (W1 @ x + b1[:, None]) + b2[:, None], "no nonlinearity"),
+    (lambda x, W1, b1, W2, b2: torch.relu(W2 @ torch.relu(W1 @ x + b1[:, None]) + b2[:, None]), "output m as well"),
+    (lambda x, W1, b1, W2, b2: x + mlp(x, W1, b1, W2, b2)[1], "returned x \\+ m"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x) + b2[:, None], "b_1 is missing"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1[:, None]), "b_2 is missing"),
+    (lambda x, W1, b1, W2, b2: torch.relu(W1 @ x + b1[:, None]), "hidden layer z"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1) + b2, "as a column"),
+    (lambda x, W1, b1, W2, b2: 2 * mlp(x, W1, b1, W2, b2)[1], "Not the MLP yet"),
+])
+def test_wrong_answers_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        check_mlp(wrong)
+
+
+def test_right_answer():
+    assert check_mlp(lambda *a: mlp(*a)[1])
+
+
+def test_facts_task_is_a_table_not_in_the_context():
+    task = FactsTask.make(n_people=6, n_things=3, n_colours=4, seed=1)
+    prompts, answers = task.prompts()
+    assert prompts.shape == (18, 2) and answers.shape == (18,)
+    assert not any(int(a) in p.tolist() for p, a in zip(prompts, answers))  # the answer is never in the prompt
+    p, t = task.people[2], task.things[1]
+    assert task.vocab[int(answers[2 * 3 + 1])] == task.answer(p, t)
+    assert torch.equal(task.prompt(p, t), prompts[2 * 3 + 1])
+    with pytest.raises(ValueError, match="not one of the task's people"):
+        task.prompt("nobody", t)
+    with pytest.raises(ValueError, match="n_colours"):
+        FactsTask.make(n_colours=1)
+
+
+def test_mlp_memorises_small_table_and_widget():
+    from helpers.widgets.mlp import FactNeuronExplorer
+
+    task = FactsTask.make(n_people=8, n_things=2, n_colours=4, seed=0)
+    model = fresh_model(Config(n_vocab=task.n_vocab, d_model=16, n_ctx=2, n_layers=1, n_heads=2, d_mlp=64), 0)
+    train_facts(model, task, steps=150, lr=1e-2)
+    assert fact_scores(model, task)["accuracy"] == 1.0
+    e = FactNeuronExplorer(model, task)
+    e.person.value, e.thing.value = task.people[3], task.things[1]
+    assert f"person={task.people[3]};thing={task.things[1]}" in e.caption.value
+    assert f"guess={task.answer(task.people[3], task.things[1])}" in e.caption.value
+    assert 'class="gt-caption"' in e.caption.value and e.image.value
+    no_mlp = fresh_model(Config(n_vocab=task.n_vocab, d_model=16, n_ctx=2, n_layers=1), 0)
+    with pytest.raises(ValueError, match="no MLP"):
+        FactNeuronExplorer(no_mlp, task)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    (lambda cfg, n: n - cfg.n_layers * (cfg.n_heads - 1) * 4 * cfg.d_head * cfg.d_model, "multiply by n_heads"),
+    (lambda cfg, n: n - cfg.n_layers * (cfg.d_mlp + cfg.d_model), "biases"),
+    (lambda cfg, n: n - 2 * cfg.d_model, "final one"),
+    (lambda cfg, n: n - cfg.n_vocab * cfg.d_model, "W_E and W_U"),
+    (lambda cfg, n: n - cfg.n_ctx * cfg.d_model, "W_pos"),
+    (lambda cfg, n: n + 1, "off by"),
+])
+def test_param_count_check(mistake, message):
+    from helpers.checks.params import check_n_params
+    from helpers.model.params import count_config
+
+    assert check_n_params(count_config)
+    with pytest.raises(ExerciseError, match=message):
+        check_n_params(lambda cfg: mistake(cfg, count_config(cfg)))
+
+
+def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
+    from helpers.data import default_data
+    from helpers.ngrams import bigram_probs
+    from helpers.widgets.ladder import LadderExplorer
+
+    data = default_data()
+    models = {"zero": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=4), 0),
+              "one": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=6, n_layers=1, n_heads=2, d_mlp=16), 0)}
+    e = LadderExplorer(models, data.tokenizer, bigram_probs(data.train_ids[:5000], data.n_vocab), prompt="and god")
+    assert 'data-state="prompt=and god;n=2"' in e.caption.value and "bigram" in e.caption.value
+    e.text.value = "   "
+    assert "gt-error" in e.caption.value and "empty" in e.caption.value
+    e.text.value = "in the beginning god created the heaven"
+    assert "n=4" in e.caption.value and "were cut" in e.caption.value
