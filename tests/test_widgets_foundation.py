@@ -67,3 +67,9 @@ def test_softmax_playground_state_and_probabilities():
     s.temperature.value = 0.1
     assert s.last_state["lord"] == 5.0 and s.last_state["T"] == 0.1
     assert "the largest is 1.00" in s.caption.value
+
+
+def test_ngram_explorer_short_prompt_is_not_called_unseen(data):
+    e = NgramExplorer(data, prompt="the", n=3)
+    assert e.last_state["order"] == 2
+    assert "only 1 token" in e.caption.value and "never occurs" not in e.caption.value

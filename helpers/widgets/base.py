@@ -43,7 +43,8 @@ class Explorer:
     def __init__(self, controls: list[W.Widget]):
         self.controls = controls
         self.fig = Figure(figsize=self.figsize, layout="constrained")
-        self.image = W.Image(format="png")
+        # natural size: without a width JupyterLab stretches the PNG to the page (blurry, huge fonts)
+        self.image = W.Image(format="png", layout=W.Layout(width=f"{int(self.figsize[0] * self.dpi)}px"))
         self.caption = W.HTML()
         self.last_state: dict = {}
         self.last_error: str = ""

@@ -38,8 +38,12 @@ class NgramExplorer(Explorer):
         out = ngrams.sample(d.train_ids, p.ids, n, d.n_vocab, self.sample_tokens, T, seed=self.seed)
         continuation = d.tokenizer.decode(out[len(p.ids):]).replace("\n", " ⏎ ")
         notes = []
-        if r.order < n:
-            notes.append(f"the {n - 1}-token context never occurs in the training text, so the model "
+        possible = min(n, len(p.ids) + 1)  # a prompt of k tokens supports at most a (k+1)-gram
+        if possible < n:
+            notes.append(f"the prompt has only {len(p.ids)} token{'s' * (len(p.ids) != 1)}, so at most a "
+                         f"{possible}-gram can be used")
+        if r.order < possible:
+            notes.append(f"the {possible - 1}-token context never occurs in the training text, so the model "
                          f"backed off to a {r.order}-gram")
         if p.notice():
             notes.append(p.notice())
