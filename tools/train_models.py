@@ -41,11 +41,17 @@ class Spec:
     masked: bool = True  # False: train *without* the causal mask (notebook 04's cautionary model)
 
 
+# attn1 / attn2 recipe: with W_pos initialised like the other weights (std 0.02) and lr 3e-3, no
+# head attended by position after 2000 steps (every head's mean weight on the previous token <= 0.26,
+# held-out loss 3.540 / 3.528). W_pos at std 1.0 and lr 1e-2 give each model one previous-token head
+# (attn1 head 2: mean weight 0.59 on the previous token; attn2 layer 1 head 3: 0.72) and a better
+# loss (3.437 / 3.430). For attn2 this depends on the seed: seed 0 split the job over two heads
+# (0.44 and 0.46), so attn2 uses seed 1. tests/test_checkpoints.py checks the heads.
 REGISTRY: dict[str, Spec] = {
     "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
-                  dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4)),
+                  dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, pos_init_std=1.0), lr=1e-2),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
-                  dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4)),
+                  dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, pos_init_std=1.0), lr=1e-2, seed=1),
     "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
                          dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, lr=1e-2, masked=False),
 }
