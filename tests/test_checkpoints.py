@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers.data import default_data
 from helpers.model import checkpoint
@@ -42,3 +43,23 @@ def test_registry_lists_and_rejects_unknown_names(capsys):
     assert train_models.main(["--list"]) == 0
     assert "attn1" in capsys.readouterr().out
     assert train_models.main(["no_such_model"]) == 2
+
+
+# The recognisable heads the notebooks name (04's widget default, 05's table): model -> (layer, head).
+PREVIOUS_TOKEN_HEADS = {"attn1": (0, 2), "attn2": (1, 3)}
+
+
+@pytest.mark.parametrize("name", list(PREVIOUS_TOKEN_HEADS))
+def test_shipped_model_has_its_previous_token_head(name):
+    """Over held-out windows, the named head puts most of each row's weight on the previous token,
+    and more than any other head of the model does."""
+    from helpers.model.attention import pattern_stats
+
+    model = checkpoint.load(train_models.path_of(name))
+    n_ctx = model.cfg.n_ctx
+    windows = default_data().heldout_ids[: 100 * n_ctx].reshape(100, n_ctx)  # notebook 05's windows
+    _, cache = model.run_with_cache(windows)
+    previous = torch.stack([pattern_stats(cache[f"L{layer}.A"])["previous"] for layer in range(model.cfg.n_layers)])
+    layer, head = PREVIOUS_TOKEN_HEADS[name]
+    assert previous[layer, head] > 0.5, (name, previous)
+    assert previous[layer, head] == previous.max(), (name, previous)

@@ -58,6 +58,17 @@ def test_config_checks():
     with pytest.raises(ValueError, match="d_model"):
         Config(n_vocab=3, d_model=0)
     assert Config(n_vocab=3, d_model=64, n_heads=4).d_head == 16
+    with pytest.raises(ValueError, match="pos_init_std"):
+        Config(n_vocab=3, pos_init_std=-1.0)
+
+
+def test_pos_init_std_scales_only_W_pos_and_defaults_to_init_std():
+    base = fresh_model(Config(n_vocab=11, d_model=6, n_ctx=5), seed=3)
+    same = fresh_model(Config(n_vocab=11, d_model=6, n_ctx=5, pos_init_std=0.02), seed=3)
+    wide = fresh_model(Config(n_vocab=11, d_model=6, n_ctx=5, pos_init_std=0.5), seed=3)
+    assert torch.equal(base.pos_embed.W_pos, same.pos_embed.W_pos)  # None means init_std (old checkpoints)
+    torch.testing.assert_close(wide.pos_embed.W_pos, base.pos_embed.W_pos * 25)
+    torch.testing.assert_close(wide.embed.W_E, base.embed.W_E)
 
 
 def test_training_is_seeded_and_learns_a_bigram_chain():

@@ -18,6 +18,9 @@ class Config:
     layernorm: bool = False  # LayerNorm before each attention / MLP and before the unembedding
     positional: bool = True  # add W_pos (False: the model sees a bag of tokens)
     init_std: float = 0.02  # standard deviation of the random initial weights
+    pos_init_std: float | None = None  # ... of W_pos's initial values; None -> init_std. A larger
+    # value (0.5) lets heads attend by position from the start: it gives the word-level models
+    # of tools/train_models.py their previous-token heads
 
     def __post_init__(self) -> None:
         for name in ("n_vocab", "d_model", "n_ctx"):
@@ -25,6 +28,8 @@ class Config:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.n_layers < 0 or self.d_mlp < 0:
             raise ValueError("n_layers and d_mlp cannot be negative")
+        if self.pos_init_std is not None and self.pos_init_std < 0:
+            raise ValueError(f"pos_init_std (the spread of W_pos's initial values) cannot be negative, got {self.pos_init_std}")
         if self.n_layers and self.n_heads < 1:
             raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
         if self.activation not in ("relu", "gelu"):

@@ -30,7 +30,8 @@ class PosEmbed(nn.Module):
 
     def __init__(self, cfg: Config):
         super().__init__()
-        self.W_pos = nn.Parameter(torch.randn(cfg.d_model, cfg.n_ctx) * cfg.init_std)
+        std = cfg.init_std if cfg.pos_init_std is None else cfg.pos_init_std
+        self.W_pos = nn.Parameter(torch.randn(cfg.d_model, cfg.n_ctx) * std)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         n = tokens.shape[-1]
