@@ -34,6 +34,7 @@ def test_follows_the_series_conventions(path):
         assert part in first, f"the opening cell says {part!r}"
     assert "helpers.setup(" in code, "seeds and sets threads through helpers.setup"
     assert "sys.path" not in code and "wget" not in code and "urlopen" not in code
+    assert "../" not in code, "no relative paths: load checkpoints with checkpoint.load_named (works from any folder)"
     assert "checks.check_" in code, "has at least one auto-checked exercise"
     assert re.search(r"from helpers\.widgets\.\w+ import", code), "has at least one widget (helpers.widgets)"
     assert "# NBVAL_CHECK_OUTPUT" in code or "assert " in code, "checks its numbers"

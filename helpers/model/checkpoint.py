@@ -60,12 +60,18 @@ def checkpoints_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "checkpoints"
 
 
+def named_path(name: str) -> Path:
+    """Where the registry model ``name`` lives: checkpoints/<name>.safetensors in this repository,
+    wherever the notebook that asks is (a learner's copy in another folder works too)."""
+    return checkpoints_dir() / f"{name}.safetensors"
+
+
 def load_named(name: str) -> tuple[Transformer, dict[str, str]]:
     """Load the registry model ``name`` (e.g. "full1") from checkpoints/: (model, its metadata).
 
     A missing file says how to make it, instead of a bare FileNotFoundError.
     """
-    path = checkpoints_dir() / f"{name}.safetensors"
+    path = named_path(name)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint '{name}' at {path}. Train it with "
                                 f"`.venv/bin/python tools/train_models.py {name}` (GT_THREADS=1 on a shared machine).")
