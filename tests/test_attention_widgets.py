@@ -8,7 +8,7 @@ import torch
 from helpers.data import default_data
 from helpers.model.config import Config
 from helpers.train import fresh_model
-from helpers.widgets.attention import LastTokenExplorer, PatternExplorer
+from helpers.widgets.attention import LastTokenExplorer, PatternExplorer, mask_switched
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +20,67 @@ def model_and_tok():
 
 def test_pattern_explorer_state_and_controls(model_and_tok):
     ex = PatternExplorer(*model_and_tok, text="in the beginning god created the heaven")
-    assert 'data-state="layer=0;head=0;mask=on;query=6;text=in the beginning god created the heaven"' \
+    assert 'data-state="layer=0;head=0;mask=on;query=7;text=in the beginning god created the heaven"' \
         in ex.caption.value
     assert ex.view.value.count("<tr") == 1 + 7  # header + one row per token
     ex.layer.value, ex.head.value, ex.mask.value = 1, 3, False
     assert "layer=1;head=3;mask=off" in ex.caption.value and "peeking" in ex.caption.value
-    ex.query.value = 2
-    assert "query=2" in ex.caption.value and "Query 3" in ex.caption.value
+    ex.query.value = 3
+    assert "query=3" in ex.caption.value and "Query 3" in ex.caption.value
     ex.text.value = "and god said"  # shorter text: the query row follows into range
-    assert ex.query.max == 2 and "query=2" in ex.caption.value
+    assert ex.query.max == 3 and "query=3" in ex.caption.value
+
+
+def test_pattern_explorer_counts_positions_from_1(model_and_tok):
+    """Slider, caption, data-state and the outlined row all use the post's numbering (1..n)."""
+    ex = PatternExplorer(*model_and_tok, text="in the beginning god created the heaven")
+    assert (ex.query.min, ex.query.max, ex.query.value) == (1, 7, 7)  # opens on the last token
+    assert "query i" in ex.query.description
+    ex.query.value = 3  # token 3 is "beginning"
+    cap = ex.caption.value
+    assert 'query=3;' in cap and "Query 3 (<code>beginning</code>)" in cap
+    assert "only sees tokens 1..i" in cap
+    assert 'font-weight:bold">beginning</th>' in ex.view.value  # the outlined row is token 3
+    assert "query 3: &#x27;beginning&#x27; attends to" in ex.view.value
+    ex.query.value = 1  # the first token can only attend to itself
+    assert "Query 1 (<code>in</code>) puts most weight (1.00) on <code>in</code> (position 1)" in ex.caption.value
+    ex.text.value = "in the beginning god created the heaven and the earth"  # longer: the slider grows
+    assert ex.query.max == 10 and ex.query.value == 1
+
+
+def test_mask_switched_restores_even_on_error(model_and_tok):
+    model, _ = model_and_tok
+    ids = torch.tensor([3, 4, 5, 6])
+    with mask_switched(model, on=False):
+        assert not any(b.attn.masked for b in model.blocks)
+        _, cache = model.run_with_cache(ids)
+        assert (cache["L0.A"].triu(1) > 0).any()  # the future gets weight
+    assert all(b.attn.masked for b in model.blocks)
+    with pytest.raises(AssertionError):
+        with mask_switched(model, on=False):
+            assert False, "a failing assert inside the block"
+    assert all(b.attn.masked for b in model.blocks)  # restored anyway
+    with pytest.raises(TypeError, match="True"):
+        with mask_switched(model, on="off"):
+            pass
+    assert all(b.attn.masked for b in model.blocks)
+
+
+def test_score_heatmap_centred_at_0_masked_grey():
+    """Notebook 04's S panel: white means score 0, the -inf cells are grey (not white)."""
+    import matplotlib.colors as mcolors
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from helpers.plots.attention import MASKED_GREY, score_heatmap
+
+    S = torch.tensor([[-2.1, float("-inf")], [0.9, -0.6]])
+    ax = score_heatmap(Figure().subplots(), S, ["a", "b"], title="S")
+    im = ax.images[0]
+    assert im.norm.vcenter == 0 and im.norm.vmin == pytest.approx(-2.1) and im.norm.vmax == pytest.approx(2.1)
+    assert mcolors.to_hex(im.cmap(np.nan)) == MASKED_GREY
+    assert mcolors.to_hex(im.cmap(im.norm(0.0))) != MASKED_GREY
+    assert "grey" in ax.get_title() and "−∞" in ax.get_title()
 
 
 def test_mask_on_gives_no_weight_to_the_future(model_and_tok):

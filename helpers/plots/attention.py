@@ -7,8 +7,10 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import TwoSlopeNorm
 
 from helpers.plots.basic import _show, heatmap, new_axes
 
@@ -48,6 +50,28 @@ def heads_side_by_side(fig, patterns, tokens: Sequence[str], titles: Sequence[st
         if i:
             ax.set_yticks([])
     return list(axes)
+
+
+MASKED_GREY = "#8c8c8c"  # cells the causal mask set to -inf: darker than any near-zero score
+
+
+def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -> Axes:
+    """The score matrix S (n, n), row i = query i, column j = key j, on a diverging scale centred at
+    0 (white = score 0, red > 0, blue < 0, symmetric limits), so a near-white cell means a score near
+    0. Entries equal to -inf (the masked future) are painted grey, never white; the title says so."""
+    ax = ax or new_axes((5, 4.5))
+    S = np.asarray(S, dtype=float)
+    finite = S[np.isfinite(S)]
+    lim = max(1e-6, float(np.abs(finite).max())) if finite.size else 1.0
+    cmap = mpl.colormaps["RdBu_r"].with_extremes(bad=MASKED_GREY)
+    shown = np.where(np.isneginf(S), np.nan, S)
+    im = ax.imshow(shown, cmap=cmap, norm=TwoSlopeNorm(vcenter=0.0, vmin=-lim, vmax=lim), aspect="auto")
+    ax.set_xticks(range(len(tokens)), [_show(t) for t in tokens], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(tokens)), [_show(t) for t in tokens], fontsize=8)
+    masked = bool(np.isneginf(S).any())
+    ax.set_title(f"{title}  (grey = −∞, masked)" if masked else title, fontsize=10)
+    ax.figure.colorbar(im, ax=ax, shrink=0.8)
+    return ax
 
 
 def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None) -> str:

@@ -6,7 +6,12 @@ PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf (a matplot
 HeadsExplorer     (notebook 05)  every head of one layer side by side.
 PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
                                  see the pattern A as a heatmap with tokens on both axes. Drawn as an
-                                 HTML table (no PNG), so a redraw takes milliseconds.
+                                 HTML table (no PNG), so a redraw takes milliseconds. Positions are
+                                 numbered from 1 as in the post: the "query i" slider, the caption and
+                                 data-state all show the same i.
+
+mask_switched(model, on)         context manager: the causal mask on or off in every layer, restored
+                                 afterwards even if the body raises (notebook 04, and ``_run``).
 
 The explorers that show tokens are ``HTMLExplorer``s: the base Explorer's contract (caption with
 data-state, errors in the caption) with HTML in place of the PNG, because a matplotlib redraw of
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import ipywidgets as W
 import torch
@@ -38,16 +45,31 @@ def _tokens_line(tokens) -> str:
     return " ".join(f"<code>{html.escape(t if t != chr(10) else '⏎')}</code>" for t in tokens)
 
 
-def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
-    """run_with_cache with the causal mask on or off in every layer (restored afterwards)."""
+@contextmanager
+def mask_switched(model: Transformer, on: bool) -> Iterator[Transformer]:
+    """Inside the ``with`` block every attention layer of ``model`` has the causal mask ``on`` (True)
+    or off (False); afterwards each layer gets back the setting it had, even if the block raised.
+    Models load with the mask on (``checkpoint.load_named``), also those trained without it.
+
+        with mask_switched(cheat, on=False):
+            logits = cheat(ids)        # every query sees the whole text
+    """
+    if not isinstance(on, bool):
+        raise TypeError(f"on must be True (causal mask on) or False (off), got {on!r}")
     old = [b.attn.masked for b in model.blocks]
     try:
         for b in model.blocks:
-            b.attn.masked = masked
-        return model.run_with_cache(ids)
+            b.attn.masked = on
+        yield model
     finally:
         for b, m in zip(model.blocks, old):
             b.attn.masked = m
+
+
+def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
+    """run_with_cache with the causal mask on or off in every layer (restored afterwards)."""
+    with mask_switched(model, bool(masked)):
+        return model.run_with_cache(ids)
 
 
 class HTMLExplorer(Explorer):
@@ -139,33 +161,35 @@ class PatternExplorer(HTMLExplorer):
         self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
                                layout=W.Layout(width="10em"))
         self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
-        self.query = W.IntSlider(value=0, min=0, max=0, description="query row", layout=W.Layout(width="22em"))
+        # positions from 1, as in the post and the caption: the slider shows i, the row is A[i - 1]
+        self.query = W.IntSlider(value=1, min=1, max=1, description="query i", layout=W.Layout(width="22em"))
         super().__init__([self.text, self.layer, self.head, self.mask, self.query])
 
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         n = len(prompt.ids)
-        if self.query.max != n - 1:  # keep the query slider inside the context (the last row by default)
+        if self.query.max != n:  # keep the query slider inside the context (the last token by default)
             at_end = self.query.value == self.query.max
             self.query.unobserve(self.update, names="value")
-            self.query.max = n - 1
-            self.query.value = n - 1 if at_end else min(self.query.value, n - 1)
+            self.query.max = n
+            self.query.value = n if at_end else min(self.query.value, n)
             self.query.observe(self.update, names="value")
         L, h, i, masked = self.layer.value, self.head.value, self.query.value, self.mask.value
+        row = i - 1  # query i (counted from 1) is row i - 1 of the tensor
         _, cache = _run(self.model, prompt.ids, masked)
         A = cache[f"L{L}.A"][h]  # (n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
         view = (f'<div style="display:flex;gap:24px;align-items:flex-start">'
-                f'{pattern_html(A, prompt.tokens, query=i, masked=future if masked else None)}'
-                f'<div>{row_bars_html(A[i], prompt.tokens, f"query {i + 1}: {prompt.tokens[i]!r} attends to")}'
+                f'{pattern_html(A, prompt.tokens, query=row, masked=future if masked else None)}'
+                f'<div>{row_bars_html(A[row], prompt.tokens, f"query {i}: {prompt.tokens[row]!r} attends to")}'
                 f"</div></div>")
         peek = float(A[:, :].triu(1).sum(-1).mean())
-        where = (f"Mask on: row i only sees tokens 1..i (hatched cells are the future, weight 0)." if masked else
+        where = (f"Mask on: query i only sees tokens 1..i (hatched cells are the future, weight 0)." if masked else
                  f"<b>Mask off</b>: every query sees the whole text; on average {peek:.2f} of each row's weight "
                  f"falls on <i>later</i> tokens — the model is peeking at the future.")
-        j = int(A[i].argmax())
-        text = (f"Layer {L}, head {h}, {n} tokens. {where} Query {i + 1} "
-                f"(<code>{html.escape(prompt.tokens[i])}</code>) puts most weight ({float(A[i, j]):.2f}) on "
+        j = int(A[row].argmax())
+        text = (f"Layer {L}, head {h}, {n} tokens. {where} Query {i} "
+                f"(<code>{html.escape(prompt.tokens[row])}</code>) puts most weight ({float(A[row, j]):.2f}) on "
                 f"<code>{html.escape(prompt.tokens[j])}</code> (position {j + 1}).{_notice(prompt)}")
         state = {"layer": L, "head": h, "mask": "on" if masked else "off", "query": i, "text": self.text.value}
         return text, state, view
