@@ -72,8 +72,10 @@ def check_single_query(fn) -> bool:
 
 # --------------------------------------------------------------------------- notebook 04
 def check_causal_softmax(fn) -> bool:
-    """fn(S (n, n) scores) -> A (n, n) = softmax*(S): -inf above the diagonal, softmax of each row."""
-    what = "causal_softmax(S)"
+    """fn(scores (n, n)) -> A (n, n): put -inf above the diagonal (the post's S), then softmax each row.
+
+    ``scores`` = q^T k / sqrt(d_head), not yet masked, as in notebook 04's exercise."""
+    what = "causal_softmax(scores)"
     g = torch.Generator().manual_seed(0)
     for n in (1, 4, 7):
         S = torch.randn(n, n, generator=g) * 2
@@ -88,7 +90,7 @@ def check_causal_softmax(fn) -> bool:
                                 "may look at itself, so keep the diagonal. Try torch.triu(..., diagonal=1).")
         if _close(out, softmax(S, dim=-1)):
             raise ExerciseError(f"{what}: nothing was masked — query i can see keys j > i, the future. "
-                                "Set S[i, j] = -inf for j > i before the softmax.")
+                                "Set scores[i, j] = -inf for j > i before the softmax.")
         if _close(out, att.softmax_star(S.mT).mT) or _close(out, softmax(S.masked_fill(
                 torch.ones(n, n, dtype=torch.bool).tril(-1), float("-inf")), dim=-1)):
             raise ExerciseError(f"{what}: the mask points the wrong way — you hid the past (below the "

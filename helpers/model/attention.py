@@ -7,8 +7,8 @@ Column vectors, multiplied from the left; a leading batch dimension broadcasts e
     W_Q, W_K, W_V                          (n_heads, d_head, d_model)
     W_O                                    (n_heads, d_model, d_head)
     q = W_Q x,  k = W_K x,  v = W_V x      (n_heads, d_head, n)
-    S = q^T k / sqrt(d_head)               (n_heads, n, n)      row i = query i, column j = key j
-    A = softmax*(S)                        (n_heads, n, n)      -inf above the diagonal, rows sum to 1
+    S = q^T k / sqrt(d_head), -inf for j>i (n_heads, n, n)      row i = query i, column j = key j (the post's S)
+    A = softmax(S) row by row = softmax*   (n_heads, n, n)      rows sum to 1
     r = v A^T                              (n_heads, d_head, n)
     o = sum_h W_O^h r^h                    (d_model, n)
 
