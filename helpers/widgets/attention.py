@@ -72,6 +72,16 @@ def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
         return model.run_with_cache(ids)
 
 
+
+def _needs_attention(model: Transformer) -> None:
+    if not model.cfg.n_layers:
+        raise ValueError("this explorer needs a model with at least one attention layer")
+
+
+def _numbered(name: str, count: int, value: int) -> W.Dropdown:
+    """A compact dropdown of 0 .. count-1 (heads and layers are numbered from 0, as in the code)."""
+    return W.Dropdown(options=list(range(count)), value=value, description=name, layout=W.Layout(width="10em"))
+
 class HTMLExplorer(Explorer):
     """The Explorer contract (controls, caption with class gt-caption and data-state, errors in the
     caption) drawn as HTML instead of a PNG: string building costs milliseconds where a matplotlib
@@ -112,12 +122,10 @@ class LastTokenExplorer(HTMLExplorer):
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, text: str = "and god said , let there be",
                  head: int = 0, top: int = 6):
-        if not model.cfg.n_layers:
-            raise ValueError("this explorer needs a model with at least one attention layer")
+        _needs_attention(model)
         self.model, self.tok, self.top = model, tokenizer, top
         self.text = text_box("text", text)
-        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
-                               layout=W.Layout(width="10em"))
+        self.head = _numbered("head", model.cfg.n_heads, head)
         super().__init__([self.text, self.head])
 
     def render(self):
@@ -152,14 +160,11 @@ class PatternExplorer(HTMLExplorer):
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "in the beginning god created the heaven and the earth .",
                  layer: int = 0, head: int = 0):
-        if not model.cfg.n_layers:
-            raise ValueError("this explorer needs a model with at least one attention layer")
+        _needs_attention(model)
         self.model, self.tok = model, tokenizer
         self.text = text_box("text", text)
-        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
-                                layout=W.Layout(width="10em"))
-        self.head = W.Dropdown(options=list(range(model.cfg.n_heads)), value=head, description="head",
-                               layout=W.Layout(width="10em"))
+        self.layer = _numbered("layer", model.cfg.n_layers, layer)
+        self.head = _numbered("head", model.cfg.n_heads, head)
         self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
         # positions from 1, as in the post and the caption: the slider shows i, the row is A[i - 1]
         self.query = W.IntSlider(value=1, min=1, max=1, description="query i", layout=W.Layout(width="22em"))
@@ -224,12 +229,10 @@ class HeadsExplorer(HTMLExplorer):
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0):
-        if not model.cfg.n_layers:
-            raise ValueError("this explorer needs a model with at least one attention layer")
+        _needs_attention(model)
         self.model, self.tok = model, tokenizer
         self.text = text_box("text", text)
-        self.layer = W.Dropdown(options=list(range(model.cfg.n_layers)), value=layer, description="layer",
-                                layout=W.Layout(width="10em"))
+        self.layer = _numbered("layer", model.cfg.n_layers, layer)
         super().__init__([self.text, self.layer])
 
     def render(self):
