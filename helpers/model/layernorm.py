@@ -82,8 +82,8 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None = None, eps: float = 1e
     return out if gamma is None else out * _as_column(gamma, x)
 
 
-class LayerNorm(nn.Module):
-    """x (batch, d_model, n) -> LayerNorm(x), same shape. Parameters gamma (ones), beta (zeros)."""
+class _Norm(nn.Module):
+    """What LayerNorm and RMSNorm share: d_model, eps and the scale gamma (ones)."""
 
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
@@ -91,6 +91,13 @@ class LayerNorm(nn.Module):
             raise ValueError(f"d_model must be at least 1, got {d_model}")
         self.eps = eps
         self.gamma = nn.Parameter(torch.ones(d_model))
+
+
+class LayerNorm(_Norm):
+    """x (batch, d_model, n) -> LayerNorm(x), same shape. Parameters gamma (ones), beta (zeros)."""
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        super().__init__(d_model, eps)
         self.beta = nn.Parameter(torch.zeros(d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -100,15 +107,8 @@ class LayerNorm(nn.Module):
         return f"d_model={len(self.gamma)}, eps={self.eps}"
 
 
-class RMSNorm(nn.Module):
+class RMSNorm(_Norm):
     """x (batch, d_model, n) -> RMSNorm(x), same shape. Parameter gamma (ones)."""
-
-    def __init__(self, d_model: int, eps: float = 1e-5):
-        super().__init__()
-        if d_model < 1:
-            raise ValueError(f"d_model must be at least 1, got {d_model}")
-        self.eps = eps
-        self.gamma = nn.Parameter(torch.ones(d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return rms_norm(x, self.gamma, self.eps)
