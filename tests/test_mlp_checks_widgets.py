@@ -55,6 +55,11 @@ def test_mlp_memorises_small_table_and_widget():
     e.person.value, e.thing.value = task.people[3], task.things[1]
     assert f"person={task.people[3]};thing={task.things[1]}" in e.caption.value
     assert f"guess={task.answer(task.people[3], task.things[1])}" in e.caption.value
+    from helpers.widgets.mlp import firing_counts, hidden
+    counts = firing_counts(model, task)
+    assert counts.shape == (64,) and int(counts.max()) <= task.n_facts
+    top = int(hidden(model, task.prompt(task.people[3], task.things[1])).argmax())
+    assert f"fires_on={int(counts[top])}" in e.caption.value and f"of all {task.n_facts} prompts" in e.caption.value
     assert 'class="gt-caption"' in e.caption.value and e.image.value
     no_mlp = fresh_model(Config(n_vocab=task.n_vocab, d_model=16, n_ctx=2, n_layers=1), 0)
     with pytest.raises(ValueError, match="no MLP"):
@@ -67,7 +72,11 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n - 2 * cfg.d_model, "final one"),
     (lambda cfg, n: n - cfg.n_vocab * cfg.d_model, "W_E and W_U"),
     (lambda cfg, n: n - cfg.n_ctx * cfg.d_model, "W_pos"),
-    (lambda cfg, n: n + 1, "off by"),
+    (lambda cfg, n: n + 1, "1 too many"),
+    (lambda cfg, n: n - 7, "7 too few"),
+    # notebook 06's "4 d_model^2 per attention layer", wrong here since n_heads * d_head = 15 != d_model = 12
+    (lambda cfg, n: n - cfg.n_layers * 4 * cfg.n_heads * cfg.d_head * cfg.d_model + cfg.n_layers * 4 * cfg.d_model ** 2,
+     r"4 d_model\^2 per attention layer.*n_heads \* d_head = 3 \* 5 = 15 and d_model = 12"),
 ])
 def test_param_count_check(mistake, message):
     from helpers.checks.params import check_n_params

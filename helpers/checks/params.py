@@ -35,9 +35,14 @@ def check_n_params(fn: Callable) -> bool:
         (L - 1) * per_layer: "Multiply the per-layer parameters by n_layers.",
         L * 2 * H * d * D: "Count all four head matrices W_Q, W_K, W_V and W_O (two seem missing).",
         L * H * d * D: "One of W_Q, W_K, W_V, W_O seems missing (each has d_head x d_model entries per head).",
+        L * 4 * D * (H * d - D): (
+            f"It looks like you counted 4 d_model^2 per attention layer (notebook 06's rule of thumb). That "
+            f"assumes n_heads * d_head = d_model, but here n_heads * d_head = {H} * {d} = {H * d} and d_model = {D}: "
+            "W_Q, W_K, W_V and W_O each have n_heads * d_head * d_model entries."),
     }
     if diff in hints:
         raise ExerciseError(f"{what} = {got:,}, but the model has {want:,}. {hints[diff]}")
-    raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} (off by {diff:+,}). Go through the "
+    how = f"{abs(diff):,} too few" if diff > 0 else f"{abs(diff):,} too many"
+    raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} ({how}). Go through the "
                         "parameter table: W_E, W_pos, per layer (attention, MLP with biases, 2 LayerNorms), "
                         "a final LayerNorm, W_U.")

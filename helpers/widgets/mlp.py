@@ -20,9 +20,21 @@ def hidden(model: Transformer, tokens: torch.Tensor, layer: int = 0) -> torch.Te
     return cache[key][:, -1]
 
 
+def firing_counts(model: Transformer, task: FactsTask, layer: int = 0) -> torch.Tensor:
+    """For every hidden neuron, on how many of the task's prompts it fires (z > 0 at the last position): (d_mlp,)."""
+    prompts, _ = task.prompts()
+    _, cache = model.run_with_cache(prompts)
+    key = f"L{layer}.z"
+    if key not in cache:
+        raise ValueError(f"this model has no MLP in layer {layer} (d_mlp = {model.cfg.d_mlp})")
+    return (cache[key][..., -1] > 0).sum(0)
+
+
 class FactNeuronExplorer(Explorer):
     """Dropdowns: person, thing. Left: z (every hidden neuron) at the last position, top neurons
-    labelled. Right: how strongly the most active neuron fires for the first people x every thing."""
+    labelled. Right: how strongly the most active neuron fires for the first people x every thing.
+    The caption says on how many of all the prompts that neuron fires: the facts are stored in
+    combinations of shared neurons, not one neuron per fact."""
 
     figsize = (9, 3.4)
 
@@ -30,6 +42,7 @@ class FactNeuronExplorer(Explorer):
         if model.cfg.d_mlp < 1:
             raise ValueError("this model has no MLP (d_mlp = 0): nothing to explore")
         self.model, self.task, self.layer, self.rows = model, task, layer, rows
+        self.fires_on = firing_counts(model, task, layer)  # (d_mlp,): prompts each neuron fires on
         self.person = W.Dropdown(options=task.people, value=task.people[0], description="person")
         self.thing = W.Dropdown(options=task.things, value=task.things[0], description="thing")
         super().__init__([self.person, self.thing])
@@ -48,10 +61,15 @@ class FactNeuronExplorer(Explorer):
         people = task.people[: self.rows]
         grid = torch.stack([torch.stack([hidden(self.model, task.prompt(q, t), self.layer)[top[0]]
                                          for t in task.things]) for q in people])
-        neuron_table(b, grid.numpy(), people, task.things, title=f"neuron {top[0]} for other prompts")
+        k = int(self.fires_on[top[0]])
+        neuron_table(b, grid.numpy(), people, task.things,
+                     title=f"neuron {top[0]}: fires on {k} of {task.n_facts} prompts")
         mark = "right" if guess == truth else f"wrong: the fact is {truth}"
         text = (f"'{self.person.value} {self.thing.value}' → model says <b>{guess}</b> "
                 f"(p = {float(p.max()):.2f}; {mark}). {n_on} of {len(z)} neurons fire (z > 0); "
-                f"the strongest are {', '.join(map(str, top))}.")
-        state = {"person": self.person.value, "thing": self.thing.value, "top": top[0], "guess": guess}
+                f"the strongest are {', '.join(map(str, top))}. Neuron {top[0]} fires on {k} of all "
+                f"{task.n_facts} prompts (right: the first {len(people)} people): no neuron belongs to one fact — "
+                f"each fact is a combination of many shared neurons.")
+        state = {"person": self.person.value, "thing": self.thing.value, "top": top[0], "fires_on": k,
+                 "guess": guess}
         return text, state
