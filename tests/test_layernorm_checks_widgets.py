@@ -56,3 +56,12 @@ def test_layernorm_explorer_moves_only_with_gamma_beta():
     assert 'class="gt-caption"' in e.caption.value and e.image.value
     with pytest.raises(ValueError, match="at least 2"):
         LayerNormExplorer(d_model=1)
+
+
+def test_layernorm_explorer_says_when_eps_shows():
+    from helpers.widgets.layernorm import LayerNormExplorer
+
+    e = LayerNormExplorer()
+    assert "(= |γ|)" in e.caption.value
+    e.scale.value = e.scale.min  # variance ~1e-4: eps in sqrt(var + eps) shrinks the output
+    assert "a little below |γ|" in e.caption.value and "ε" in e.caption.value

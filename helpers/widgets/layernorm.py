@@ -43,7 +43,12 @@ class LayerNormExplorer(Explorer):
         before_after(a, b, x.numpy(), y.numpy())
         state = {"scale": round(self.scale.value, 3), "shift": self.shift.value,
                  "gamma": round(self.gamma.value, 2), "beta": round(self.beta.value, 2)}
-        text = (f"x (d_model = {len(x)} entries) has mean {float(x.mean()):.2f} and std "
-                f"{float(x.std(unbiased=False)):.2f}. After LayerNorm: mean {float(y.mean()):.2f} (= β), "
-                f"std {float(y.std(unbiased=False)):.2f} (= |γ|) — the input's scale and shift are gone.")
+        x_std, y_std, g = float(x.std(unbiased=False)), float(y.std(unbiased=False)), abs(self.gamma.value)
+        if g > 0 and y_std < 0.98 * g:  # variance not far above eps: the eps in sqrt(var + eps) shows
+            after = (f"std {y_std:.2f}, a little below |γ| = {g:.2f}: the input's variance "
+                     f"({x_std ** 2:.1e}) is no longer large next to ε = 1e-5")
+        else:
+            after = f"std {y_std:.2f} (= |γ|) — the input's scale and shift are gone"
+        text = (f"x (d_model = {len(x)} entries) has mean {float(x.mean()):.2f} and std {x_std:.2f}. "
+                f"After LayerNorm: mean {float(y.mean()):.2f} (= β), {after}.")
         return text, state
