@@ -23,7 +23,7 @@ _spec.loader.exec_module(train_models)
 
 @pytest.mark.parametrize("name", list(train_models.REGISTRY))
 def test_checkpoint_reaches_its_recorded_heldout_loss(name):
-    path = train_models.path_of(name)
+    path = checkpoint.named_path(name)
     assert path.is_file(), f"{path} is missing: run `.venv/bin/python tools/train_models.py {name}`"
     meta = checkpoint.metadata(path)
     data = default_data()
@@ -55,7 +55,7 @@ def test_shipped_model_has_its_previous_token_head(name):
     and more than any other head of the model does."""
     from helpers.model.attention import pattern_stats
 
-    model = checkpoint.load(train_models.path_of(name))
+    model = checkpoint.load(checkpoint.named_path(name))
     n_ctx = model.cfg.n_ctx
     windows = default_data().heldout_ids[: 100 * n_ctx].reshape(100, n_ctx)  # notebook 05's windows
     _, cache = model.run_with_cache(windows)

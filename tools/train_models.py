@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKPOINTS = ROOT / "checkpoints"
 EVAL_TOKENS = 20_000  # held-out tokens scored for the recorded loss (the first ones of the split)
 
 
@@ -66,37 +65,26 @@ REGISTRY: dict[str, Spec] = {
 }
 
 
-def path_of(name: str) -> Path:
-    return CHECKPOINTS / f"{name}.safetensors"
-
-
 def vocab_hash(tokenizer) -> str:
     return hashlib.sha256("\n".join(tokenizer.vocab).encode()).hexdigest()[:16]
 
 
-def set_mask(model, masked: bool) -> None:
-    """Switch the causal mask on or off in every layer."""
-    for block in model.blocks:
-        block.attn.masked = masked
-
-
 def heldout_loss(model, data, masked: bool = True) -> float:
-    """Held-out loss with the causal mask on or off (restored to on afterwards)."""
+    """Held-out loss with the causal mask on or off (restored afterwards)."""
+    from helpers.model.attention import mask_switched
     from helpers.train import evaluate
 
-    set_mask(model, masked)
-    try:
+    with mask_switched(model, masked):
         return evaluate(model, data.heldout_ids, max_tokens=EVAL_TOKENS)
-    finally:
-        set_mask(model, True)
 
 
 def train_one(name: str) -> dict:
-    from safetensors.torch import save_file
+    import torch
 
     from helpers import setup
     from helpers.data import default_data
     from helpers.model import checkpoint
+    from helpers.model.attention import mask_switched
     from helpers.model.config import Config
     from helpers.train import fresh_model, train
 
@@ -105,23 +93,22 @@ def train_one(name: str) -> dict:
     data = default_data()
     cfg = Config(n_vocab=data.n_vocab, **spec.config)
     model = fresh_model(cfg, spec.seed)
-    set_mask(model, spec.masked)
-    hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
-                 heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
-    CHECKPOINTS.mkdir(exist_ok=True)
-    path = path_of(name)
-    tensors = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()}
-    meta = {"config": json.dumps(cfg.to_dict()), "name": name, "description": spec.description,
+    with mask_switched(model, spec.masked):
+        hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
+                     heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
+    path = checkpoint.named_path(name)
+    path.parent.mkdir(exist_ok=True)
+    meta = {"name": name, "description": spec.description,
             "steps": str(spec.steps), "seed": str(spec.seed), "lr": str(spec.lr),
             "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer), "masked": str(spec.masked).lower(),
             "train_seconds": f"{hist.seconds:.0f}", "eval_tokens": str(EVAL_TOKENS),
             "heldout_curve": json.dumps([round(v, 3) for v in hist.heldout_loss])}
-    save_file(tensors, str(path), metadata=meta)
+    checkpoint.save(model, path, dtype=torch.float16, **meta)  # float16: about 0.5 MB a model
     reloaded = checkpoint.load(path)  # the loss is measured on what a notebook will actually load
     meta["heldout_loss"] = f"{heldout_loss(reloaded, data, spec.masked):.3f}"  # as trained
     if not spec.masked:  # and as it would have to be used, unable to see the future
         meta["heldout_loss_masked"] = f"{heldout_loss(reloaded, data, True):.3f}"
-    save_file(tensors, str(path), metadata=meta)
+    checkpoint.save(model, path, dtype=torch.float16, **meta)
     return meta
 
 
@@ -130,11 +117,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("names", nargs="*", help=f"models to train (default: all of {', '.join(REGISTRY)})")
     ap.add_argument("--list", action="store_true", help="show the registry and the saved files")
     args = ap.parse_args(argv)
-    if args.list:
-        from helpers.model import checkpoint
+    from helpers.model import checkpoint
 
+    if args.list:
         for name, spec in REGISTRY.items():
-            p = path_of(name)
+            p = checkpoint.named_path(name)
             got = checkpoint.metadata(p).get("heldout_loss", "?") if p.is_file() else "not trained"
             print(f"{name:8s} {spec.description}; held-out loss {got}")
         return 0
@@ -145,7 +132,7 @@ def main(argv: list[str]) -> int:
     for name in args.names or list(REGISTRY):
         meta = train_one(name)
         print(f"{name}: held-out loss {meta['heldout_loss']} nats/token after {meta['steps']} steps "
-              f"({meta['train_seconds']} s) -> {path_of(name).relative_to(ROOT)}")
+              f"({meta['train_seconds']} s) -> {checkpoint.named_path(name).relative_to(ROOT)}")
     return 0
 
 

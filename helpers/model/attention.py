@@ -26,6 +26,8 @@ is what ``torch.nn.functional.scaled_dot_product_attention`` expects. ``Attentio
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -225,3 +227,24 @@ def pattern_stats(A: torch.Tensor) -> dict[str, torch.Tensor]:
         "first": rows[..., 0].mean((0, 2)),
         "entropy": entropy.mean((0, 2)),
     }
+
+
+@contextmanager
+def mask_switched(model: nn.Module, on: bool) -> Iterator[nn.Module]:
+    """Inside the ``with`` block every attention layer of ``model`` has the causal mask ``on`` (True)
+    or off (False); afterwards each layer gets back the setting it had, even if the block raised.
+    Models load with the mask on (``checkpoint.load_named``), also those trained without it.
+
+        with mask_switched(cheat, on=False):
+            logits = cheat(ids)        # every query sees the whole text
+    """
+    if not isinstance(on, bool):
+        raise TypeError(f"on must be True (causal mask on) or False (off), got {on!r}")
+    old = [b.attn.masked for b in model.blocks]
+    try:
+        for b in model.blocks:
+            b.attn.masked = on
+        yield model
+    finally:
+        for b, m in zip(model.blocks, old):
+            b.attn.masked = m

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
 from safetensors.torch import load_file, save_file
 from safetensors import safe_open
 
@@ -12,9 +13,13 @@ from helpers.model.config import Config
 from helpers.model.transformer import Transformer
 
 
-def save(model: Transformer, path: str | Path, **metadata: str) -> None:
-    """Write every parameter under its module path (e.g. ``embed.W_E``) and the config."""
-    tensors = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+def save(model: Transformer, path: str | Path, dtype: torch.dtype | None = None, **metadata: str) -> None:
+    """Write every parameter under its module path (e.g. ``embed.W_E``) and the config.
+
+    dtype: store the weights in this type (e.g. torch.float16 halves the file); ``load`` returns float32.
+    """
+    tensors = {k: (v.detach() if dtype is None else v.detach().to(dtype)).contiguous()
+               for k, v in model.state_dict().items()}
     meta = {"config": json.dumps(model.cfg.to_dict()), **{k: str(v) for k, v in metadata.items()}}
     save_file(tensors, str(path), metadata=meta)
 

@@ -10,7 +10,7 @@ PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle t
                                  numbered from 1 as in the post: the "query i" slider, the caption and
                                  data-state all show the same i.
 
-mask_switched(model, on)         context manager: the causal mask on or off in every layer, restored
+mask_switched(model, on)         (from helpers.model.attention) the causal mask on or off, restored
                                  afterwards even if the body raises (notebook 04, and ``_run``).
 
 The explorers that show tokens are ``HTMLExplorer``s: the base Explorer's contract (caption with
@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
+from helpers.model.attention import mask_switched  # noqa: F401  (re-exported for notebook 04)
 from helpers.model.transformer import Transformer
 from helpers.plots.attention import pattern_html, row_bars_html
 from helpers.softmax import softmax
@@ -43,27 +42,6 @@ def _notice(prompt) -> str:
 
 def _tokens_line(tokens) -> str:
     return " ".join(f"<code>{html.escape(t if t != chr(10) else '⏎')}</code>" for t in tokens)
-
-
-@contextmanager
-def mask_switched(model: Transformer, on: bool) -> Iterator[Transformer]:
-    """Inside the ``with`` block every attention layer of ``model`` has the causal mask ``on`` (True)
-    or off (False); afterwards each layer gets back the setting it had, even if the block raised.
-    Models load with the mask on (``checkpoint.load_named``), also those trained without it.
-
-        with mask_switched(cheat, on=False):
-            logits = cheat(ids)        # every query sees the whole text
-    """
-    if not isinstance(on, bool):
-        raise TypeError(f"on must be True (causal mask on) or False (off), got {on!r}")
-    old = [b.attn.masked for b in model.blocks]
-    try:
-        for b in model.blocks:
-            b.attn.masked = on
-        yield model
-    finally:
-        for b, m in zip(model.blocks, old):
-            b.attn.masked = m
 
 
 def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
