@@ -22,6 +22,9 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
+from helpers.model.config import Config
+from helpers.train import fresh_model
+
 THINGS = ["car", "hat", "door", "bike", "cup", "kite", "boat", "coat"]
 COLOURS = ["red", "blue", "green", "yellow", "black", "white", "pink", "grey",
            "brown", "purple", "orange", "gold", "silver", "teal", "navy", "olive"]
@@ -137,3 +140,27 @@ def train_facts(model, task: FactsTask, steps: int = 600, lr: float = 1e-2) -> l
             curve.append(loss.item())
     model.eval()
     return curve
+
+
+# Notebook 06's comparison: one layer, 2 heads, n_ctx 2, no LayerNorm; the models differ only in width and MLP.
+# The wide attention-only model has about as many parameters as the one with an MLP (within 3 %).
+FACT_MODELS = {                     # name: (d_model, d_mlp)
+    "attention only": (32, 0),
+    "attention only, wide": (50, 0),
+    "attention + MLP": (32, 128),   # d_mlp = 4 d_model
+}
+
+
+def compare_fact_models(task: FactsTask, seed: int = 0, steps: int = 300, lr: float = 1e-2) -> dict[str, dict]:
+    """Train each of ``FACT_MODELS`` on every fact of ``task`` from the same seed for the same steps.
+
+    Returns name -> {"loss", "accuracy", "params", "curve" (loss every 10 steps), "model", "config"}.
+    """
+    results = {}
+    for name, (d_model, d_mlp) in FACT_MODELS.items():
+        cfg = Config(n_vocab=task.n_vocab, d_model=d_model, n_ctx=2, n_layers=1, n_heads=2, d_mlp=d_mlp)
+        model = fresh_model(cfg, seed=seed)
+        curve = train_facts(model, task, steps=steps, lr=lr)
+        results[name] = fact_scores(model, task) | {"params": model.n_params(), "curve": curve,
+                                                    "model": model, "config": cfg}
+    return results
