@@ -17,6 +17,7 @@ import math
 import torch
 from torch import nn
 
+from helpers.model import names
 from helpers.model.config import Config
 
 
@@ -79,8 +80,8 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         z, m = mlp(x, self.W_1, self.b_1, self.W_2, self.b_2, self.act)
         if cache is not None:
-            cache[f"L{self.layer}.z"] = z
-            cache[f"L{self.layer}.m"] = m
+            cache[names.key(self.layer, "z")] = z
+            cache[names.key(self.layer, "m")] = m
         return m
 
     def extra_repr(self) -> str:
