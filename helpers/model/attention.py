@@ -26,7 +26,7 @@ is what ``torch.nn.functional.scaled_dot_product_attention`` expects. ``Attentio
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -194,9 +194,15 @@ class Attention(nn.Module):
         self.W_V = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
         self.W_O = nn.Parameter(torch.randn(H, D, d) * cfg.init_std)
         self.masked = cfg.masked
+        # None, or a function o_heads -> o_heads applied before the heads are summed: how
+        # helpers.interp.ablation switches a head off (set and restored only by its context manager)
+        self.edit_o_heads = None
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked)
+        if self.edit_o_heads is not None:
+            o_heads = self.edit_o_heads(out.o_heads)  # (..., n_heads, d_model, n)
+            out = replace(out, o_heads=o_heads, o=o_heads.sum(-3))  # o = sum_h o^h, as edited
         if cache is not None:
             for name in names.ATTENTION:
                 cache[names.key(self.layer, name)] = getattr(out, name)
