@@ -7,6 +7,7 @@ from interp_models import uniform_model
 
 from helpers.interp.ablation import ablated
 from helpers.interp.attribution import direct_logit_attribution
+from helpers.model import names
 from helpers.model.config import Config
 from helpers.train import fresh_model
 
@@ -20,7 +21,7 @@ def test_terms_by_hand():
     assert float(a.logit) == pytest.approx(5 / 3) and float(a.total()) == pytest.approx(5 / 3)
     d = direct_logit_attribution(model, [0, 1, 0], target=0, minus=1, position=1)  # x0_2 = (0,1), o_2 = (.5,.5)
     assert float(d.embed) == pytest.approx(-1.0) and float(d.heads[0, 0]) == pytest.approx(0.0)
-    assert d.terms() == pytest.approx({"W_E t": -1.0, "W_pos": 0.0, "L0.h0": 0.0})
+    assert d.terms() == pytest.approx({"W_E t": -1.0, "W_pos": 0.0, names.head(0, 0): 0.0})
 
 
 def test_neurons_by_hand():
@@ -28,7 +29,8 @@ def test_neurons_by_hand():
     a = direct_logit_attribution(model, [0, 1, 0], target=1)  # x1_3 = (5/3, 1/3): neuron 1 adds 1/3 to logit 1
     torch.testing.assert_close(a.neurons, torch.tensor([[0.0, 1 / 3]]))
     assert float(a.logit) == pytest.approx(2 / 3) and float(a.mlp_bias[0]) == 0
-    assert set(a.terms()) == {"W_E t", "W_pos", "L0.h0", "L0.n0", "L0.n1", "L0.b_2"}
+    assert set(a.terms()) == {"W_E t", "W_pos", names.head(0, 0), names.neuron(0, 0), names.neuron(0, 1),
+                              names.mlp_bias(0)}
 
 
 def _big(cfg, seed):

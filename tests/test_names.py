@@ -11,6 +11,7 @@ from helpers.train import fresh_model
 def test_keys_have_the_posts_names():
     assert names.key(0, "A") == "L0.A" and names.key(1, "z") == "L1.z" and names.key(12, "o_heads") == "L12.o_heads"
     assert names.resid(0) == "x0" and names.resid_index("x12") == 12
+    assert names.head(0, 2) == "L0.h2" and names.neuron(1, 17) == "L1.n17" and names.mlp_bias(3) == "L3.b_2"
     assert names.is_resid("x3") and not names.is_resid("x") and not names.is_resid("logits")
 
 
@@ -29,5 +30,7 @@ def test_bad_names_are_explained():
         names.key(-1, "A")
     with pytest.raises(ValueError, match="numbered 0, 1"):
         names.resid(True)
+    with pytest.raises(ValueError, match="head must be a number"):
+        names.head(0, -1)
     with pytest.raises(ValueError, match="not a residual-stream name"):
         names.resid_index("L0.A")

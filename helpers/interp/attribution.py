@@ -50,16 +50,16 @@ class LogitAttribution:
                 + self.embed + self.pos + self.ln_beta)
 
     def terms(self) -> dict[str, float]:
-        """Every term by name, for one text: "W_E t", "W_pos", "L0.h2" (layer 0, head 2), "L0.n17"
-        (neuron 17), "L0.b_2", "LN beta"."""
+        """Every term by name, for one text: "W_E t", "W_pos", then per layer "L0.h2" (head 2), "L0.n17"
+        (neuron 17), "L0.b_2" (helpers.model.names builds these), and "LN beta"."""
         if self.logit.dim() != 0:
             raise ValueError("terms() names the terms of one text; index the batch first (or pass tokens (n,))")
         out = {"W_E t": float(self.embed), "W_pos": float(self.pos)}
         for layer in range(self.heads.shape[0]):
-            out |= {f"L{layer}.h{h}": float(v) for h, v in enumerate(self.heads[layer])}
-            out |= {f"L{layer}.n{j}": float(v) for j, v in enumerate(self.neurons[layer])}
+            out |= {names.head(layer, h): float(v) for h, v in enumerate(self.heads[layer])}
+            out |= {names.neuron(layer, j): float(v) for j, v in enumerate(self.neurons[layer])}
             if self.neurons.shape[-1]:
-                out[f"L{layer}.b_2"] = float(self.mlp_bias[layer])
+                out[names.mlp_bias(layer)] = float(self.mlp_bias[layer])
         if self.ln_frozen:
             out["LN beta"] = float(self.ln_beta)
         return out

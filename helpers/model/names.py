@@ -9,8 +9,11 @@ The post names every activation (its activation tables); the cache uses the same
     "L{layer}.{name}"     inside block ``layer``: attention q, k, v, S, A, r, o_heads, o; MLP z, m
     "logits", "p"         the unembedding's output and its softmax
 
-    >>> key(0, "A"), key(1, "z"), resid(2)
-    ('L0.A', 'L1.z', 'x2')
+Heads and MLP neurons are named the same way when a result lists them (attribution terms, tables):
+"L0.h2" is layer 0's head 2, "L1.n17" hidden neuron 17 of layer 1's MLP.
+
+    >>> key(0, "A"), key(1, "z"), resid(2), head(0, 2), neuron(1, 17)
+    ('L0.A', 'L1.z', 'x2', 'L0.h2', 'L1.n17')
 """
 
 from __future__ import annotations
@@ -28,6 +31,27 @@ def key(layer: int, name: str) -> str:
         raise ValueError(f"no activation called {name!r} inside a block; attention stores {', '.join(ATTENTION)} "
                          f"and the MLP {', '.join(MLP)}")
     return f"L{layer}.{name}"
+
+
+def _index(i, what: str) -> int:
+    if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+        raise ValueError(f"{what} must be a number 0, 1, ..., got {i!r}")
+    return i
+
+
+def head(layer: int, h: int) -> str:
+    """The label of head h in block ``layer``: head(0, 2) == "L0.h2"."""
+    return f"L{_index(layer, 'layer')}.h{_index(h, 'head')}"
+
+
+def neuron(layer: int, j: int) -> str:
+    """The label of hidden neuron j of block ``layer``'s MLP: neuron(1, 17) == "L1.n17"."""
+    return f"L{_index(layer, 'layer')}.n{_index(j, 'neuron')}"
+
+
+def mlp_bias(layer: int) -> str:
+    """The label of block ``layer``'s MLP output bias b_2: mlp_bias(0) == "L0.b_2"."""
+    return f"L{_index(layer, 'layer')}.b_2"
 
 
 def resid(i: int) -> str:
