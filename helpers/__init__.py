@@ -32,4 +32,4 @@ Modules depend one way: corpus -> tokens -> ngrams / model -> train -> plots -> 
 
 __version__ = "0.1.0"
 
-from helpers.runtime import setup  # noqa: E402,F401  (threads + seeds in one place)
+from helpers.runtime import setup  # noqa: F401  (threads + seeds in one place)

@@ -26,13 +26,15 @@ def test_zero_ablating_the_only_head_leaves_the_embedding():
 
 @pytest.mark.parametrize("positions, mean", [(None, (5 / 6, 0.5)), ([0], (1.0, 0.0)), (slice(1, None), (0.75, 0.75))])
 def test_mean_ablation_uses_the_stated_positions(positions, mean):
-    """Mean of o over the reference text [0, 1, 2]: all positions ((1 + .5 + 1)/3, (0 + .5 + 1)/3), or the stated ones."""
+    """Mean of o over the reference text [0, 1, 2]: all positions ((1 + .5 + 1)/3, (0 + .5 + 1)/3),
+    or the stated ones."""
     model = uniform_model()
     means = mean_activations(model, T[None], heads=[(0, 0)], positions=positions)
     torch.testing.assert_close(means["head", 0, 0], torch.tensor(mean))
     with ablated(model, heads=(0, 0), how="mean", reference=T[None], positions=positions):
         logits = model(T)  # x1 = x0 + mean at every position
-    torch.testing.assert_close(logits[:2], torch.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, 2.0]]) + torch.tensor(mean)[:, None])
+    x0 = torch.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, 2.0]])
+    torch.testing.assert_close(logits[:2], x0 + torch.tensor(mean)[:, None])
 
 
 def test_mean_over_several_texts():

@@ -42,7 +42,8 @@ def _big(cfg, seed):
 
 
 def test_a_term_is_what_zeroing_it_removes_when_nothing_reads_it_later():
-    """Nothing after it and no final LayerNorm: a head's (or a last-layer neuron's) direct effect is its whole effect."""
+    """Nothing after it and no final LayerNorm: a head's (or a last-layer neuron's) direct effect is its
+    whole effect."""
     ids, target = torch.tensor([3, 7, 1, 9, 4]), 5
     model = _big(Config(n_vocab=30, d_model=16, n_ctx=8, n_layers=1, n_heads=4), seed=1)
     a = direct_logit_attribution(model, ids, target)
@@ -79,7 +80,8 @@ def test_the_terms_add_up_with_a_final_layernorm_and_a_batch():
     sigma = torch.sqrt(x.var(unbiased=False) + model.ln_final.eps)
     c = model.embed.W_E[:, ids[0, 2]].detach()
     u = (model.unembed.W_U[5] - model.unembed.W_U[6]).detach()
-    assert float(a.embed[0]) == pytest.approx(float(u @ (model.ln_final.gamma.detach() * (c - c.mean())) / sigma), abs=1e-5)
+    by_hand = u @ (model.ln_final.gamma.detach() * (c - c.mean())) / sigma
+    assert float(a.embed[0]) == pytest.approx(float(by_hand), abs=1e-5)
 
 
 def test_attn1_matches_the_figures_in_the_design_notes():

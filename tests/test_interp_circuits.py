@@ -54,7 +54,8 @@ def test_the_pattern_follows_the_qk_table():
 def test_positional_table_and_ranks():
     model = fresh_model(Config(n_vocab=10, d_model=8, n_ctx=5, n_layers=1, n_heads=4), seed=0)  # d_head 2
     W_pos = model.pos_embed.W_pos.detach()
-    torch.testing.assert_close(circuits.positional_qk_table(model, 0, 3), W_pos.T @ circuits.qk_circuit(model, 0, 3) @ W_pos)
+    by_hand = W_pos.T @ circuits.qk_circuit(model, 0, 3) @ W_pos
+    torch.testing.assert_close(circuits.positional_qk_table(model, 0, 3), by_hand)
     assert circuits.positional_qk_table(model, 0, 3).shape == (5, 5)
     assert torch.linalg.matrix_rank(circuits.qk_circuit(model, 0, 0)) == 2  # <= d_head, of a d_model = 8 matrix
     assert torch.linalg.matrix_rank(circuits.ov_circuit(model, 0, 0)) == 2
@@ -95,9 +96,8 @@ def test_composition_scores_find_the_head_that_reads_another():
     M = circuits.reading_matrix(model, 1, 2, "K")
     torch.testing.assert_close(M, circuits.qk_circuit(model, 1, 2))
     torch.testing.assert_close(circuits.reading_matrix(model, 1, 2, "Q"), M.T)
-    torch.testing.assert_close(circuits.composition_scores(model, "K")[1, 2],
-                               torch.linalg.matrix_norm(M @ circuits.ov_circuit(model, 0, 1))
-                               / (torch.linalg.matrix_norm(M) * torch.linalg.matrix_norm(circuits.ov_circuit(model, 0, 1))))
+    W_OV, norm = circuits.ov_circuit(model, 0, 1), torch.linalg.matrix_norm
+    torch.testing.assert_close(circuits.composition_scores(model, "K")[1, 2], norm(M @ W_OV) / (norm(M) * norm(W_OV)))
 
 
 def test_bad_input_is_explained():

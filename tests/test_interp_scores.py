@@ -91,7 +91,8 @@ def test_repeated_tokens():
     ids = repeated_tokens(50, 8, batch=3, seed=4)
     assert ids.shape == (3, 16) and torch.equal(ids[:, :8], ids[:, 8:])
     assert all(len(set(row[:8].tolist())) == 8 for row in ids)  # distinct inside a half
-    assert torch.equal(ids, repeated_tokens(50, 8, batch=3, seed=4)) and not torch.equal(ids, repeated_tokens(50, 8, 3, 5))
+    assert torch.equal(ids, repeated_tokens(50, 8, batch=3, seed=4))  # seeded
+    assert not torch.equal(ids, repeated_tokens(50, 8, batch=3, seed=5))
     assert int(repeated_tokens(3, 10, distinct=False).max()) < 3
     with pytest.raises(ValueError, match="10 distinct tokens do not exist in a vocabulary of n_vocab = 5"):
         repeated_tokens(5, 10)

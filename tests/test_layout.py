@@ -30,8 +30,8 @@ def _code_cells(nb: Path) -> list[str]:
 
 def test_interp_is_compute_only():
     for path in (ROOT / "helpers" / "interp").glob("*.py"):
-        bad = {m for m in _imports(path.read_text()) if m.startswith(("helpers.plots", "helpers.widgets", "helpers.checks",
-                                                                      "matplotlib", "ipywidgets"))}
+        above = ("helpers.plots", "helpers.widgets", "helpers.checks", "matplotlib", "ipywidgets")
+        bad = {m for m in _imports(path.read_text()) if m.startswith(above)}
         assert not bad, f"{path.name} imports {bad}: helpers.interp is compute only, below plots and widgets"
 
 

@@ -447,7 +447,7 @@ class NotebookPage:
     def _safe(self, expr: str):
         try:
             return self.js(expr)
-        except Exception as e:  # noqa: BLE001 - diagnostics only
+        except Exception as e:
             return f"? ({e.__class__.__name__})"
 
     # -- steps ----------------------------------------------------------------------------------

@@ -63,7 +63,8 @@ def _positions(n: int, positions) -> torch.Tensor:
     if idx.numel() == 0:
         raise ValueError("positions selects no position: the mean would be over nothing")
     if int(idx.min()) < -n or int(idx.max()) >= n:
-        raise ValueError(f"positions {idx.tolist()} go outside the reference texts (n = {n} tokens, positions 0 ... {n - 1})")
+        raise ValueError(f"positions {idx.tolist()} go outside the reference texts "
+                         f"(n = {n} tokens, positions 0 ... {n - 1})")
     return idx % n
 
 

@@ -27,8 +27,8 @@ def per_position_loss(model: Transformer, tokens) -> torch.Tensor:
                          f"the model reads the first n and predicts each next one; got shape {tuple(tokens.shape)}")
     n_ctx = model.cfg.n_ctx
     if tokens.shape[-1] - 1 > n_ctx:
-        raise ValueError(f"{tokens.shape[-1]} tokens give a context of n = {tokens.shape[-1] - 1} (the last one is only "
-                         f"a target), but this model's n_ctx is {n_ctx}: give at most {n_ctx + 1} tokens")
+        raise ValueError(f"{tokens.shape[-1]} tokens give a context of n = {tokens.shape[-1] - 1} (the last one is "
+                         f"only a target), but this model's n_ctx is {n_ctx}: give at most {n_ctx + 1} tokens")
     logits = model(tokens[..., :-1])  # (..., n_vocab, n); checks the ids against the vocabulary
     targets = model.check_tokens(tokens[..., 1:])
     logp = torch.log_softmax(logits, dim=-2)  # over the vocabulary

@@ -13,5 +13,5 @@ checkpoint.py   save / load weights as safetensors, with clear messages when sha
 from helpers.model.config import Config  # noqa: F401
 from helpers.model.embed import Embed, PosEmbed, Unembed  # noqa: F401
 from helpers.model.transformer import Transformer  # noqa: F401
-from helpers.model.layernorm import LayerNorm, RMSNorm  # noqa: F401,E402
-from helpers.model.mlp import MLP  # noqa: F401,E402
+from helpers.model.layernorm import LayerNorm, RMSNorm  # noqa: F401
+from helpers.model.mlp import MLP  # noqa: F401

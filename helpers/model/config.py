@@ -31,7 +31,8 @@ class Config:
         if self.n_layers < 0 or self.d_mlp < 0:
             raise ValueError("n_layers and d_mlp cannot be negative")
         if self.pos_init_std is not None and self.pos_init_std < 0:
-            raise ValueError(f"pos_init_std (the spread of W_pos's initial values) cannot be negative, got {self.pos_init_std}")
+            raise ValueError("pos_init_std (the spread of W_pos's initial values) cannot be negative, "
+                             f"got {self.pos_init_std}")
         if self.n_layers and self.n_heads < 1:
             raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
         if self.activation not in ("relu", "gelu"):

@@ -118,10 +118,11 @@ class LastTokenExplorer(HTMLExplorer):
             idx = p.topk(self.top).indices.tolist()
             return [self.tok.vocab[i] for i in idx], p[idx]
 
+        (words_without, probs_without), (words_with, probs_with) = top(p_without), top(p_with)
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
                 f'<div>{row_bars_html(a, prompt.tokens, f"head {h}: weights of the last token")}</div>'
-                f'<div>{row_bars_html(top(p_without)[1], top(p_without)[0], "next token without attention: W_U x0")}</div>'
-                f'<div>{row_bars_html(top(p_with)[1], top(p_with)[0], "next token with attention")}</div></div>')
+                f'<div>{row_bars_html(probs_without, words_without, "next token without attention: W_U x0")}</div>'
+                f'<div>{row_bars_html(probs_with, words_with, "next token with attention")}</div></div>')
         best = int(a.argmax())
         before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
         text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
@@ -197,7 +198,8 @@ class PaddingExplorer(Explorer):
         ax.set_ylim(0, 1.1)
         ax.set_title(f"softmax([1, 2, {P:g}])", fontsize=10)
         text = (f"softmax([1, 2, {P:g}]) = [{p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}]. The post's target is "
-                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; (e<sup>P</sup> &rarr; 0).")
+                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; "
+                f"(e<sup>P</sup> &rarr; 0).")
         return text, {"P": P}
 
 
