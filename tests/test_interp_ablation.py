@@ -57,6 +57,14 @@ def test_neuron_ablation_by_hand():
         torch.testing.assert_close(model(T)[:, 2], torch.tensor([6.0, 4.5, 0.0]))
 
 
+def test_means_come_from_a_clean_run_even_inside_an_ablation():
+    model = uniform_model()
+    clean = mean_activations(model, T[None], heads=[(0, 0)])["head", 0, 0]
+    with ablated(model, heads=[(0, 0)]):
+        torch.testing.assert_close(mean_activations(model, T[None], heads=[(0, 0)])["head", 0, 0], clean)
+        torch.testing.assert_close(model(T)[:, 2], torch.tensor([2.0, 2.0, 0.0]))  # still ablated afterwards
+
+
 def test_ablations_nest_and_combine():
     model = uniform_model(mlp=True)
     with ablated(model, heads=[(0, 0)]):

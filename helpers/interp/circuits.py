@@ -25,8 +25,9 @@ layer can read that with its query (Q-composition), its key (K-composition) or i
     K-composition  M = W_QK^{h2}      (the key side reads it: x_i^T W_QK (W_OV^{h1} x_j))
     V-composition  M = W_OV^{h2}      (the value reads it: W_OV^{h2} W_OV^{h1} x_j)
 
-Random matrices already score above 0 (about sqrt(d_head / d_model)-ish); the paper compares with
-that baseline. An induction head reads a previous-token head by K-composition (notebooks 09, 10).
+Unrelated heads do not score 0: two random low-rank circuits score about 1 / sqrt(d_model) (measured:
+0.12 for d_model = 64, 0.06 for 256, whatever d_head), and the paper compares scores with such a
+baseline. An induction head reads a previous-token head by K-composition (notebooks 09, 10).
 """
 
 from __future__ import annotations
