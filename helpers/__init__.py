@@ -26,10 +26,10 @@ logits, p      (n_vocab, n)                     next-token logits and probabilit
 A leading batch dimension is allowed everywhere and broadcasts. Dimension names never change:
 ``n_vocab, d_model, d_head, n_heads, d_mlp, n_ctx, n`` (sequence length).
 
-Modules depend one way: corpus -> tokens -> ngrams / model -> train -> plots -> widgets;
+Modules depend one way: corpus -> tokens -> ngrams / model -> train -> interp -> plots -> widgets;
 ``checks`` may use anything and nothing imports it. Importing any module has no side effects.
 """
 
 __version__ = "0.1.0"
 
-from helpers.runtime import setup  # noqa: E402,F401  (threads + seeds in one place)
+from helpers.runtime import setup  # noqa: F401  (threads + seeds in one place)

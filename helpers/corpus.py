@@ -75,7 +75,8 @@ def split(text: str, heldout_fraction: float = 0.1, seed: int = 0, block: int = 
     """Hold out a fixed, seeded share of ``text``.
 
     The text is cut into blocks of ``block`` consecutive lines (fewer for a short text, so there
-    are at least 20 blocks; blocks of 100 words when it has fewer than 20 lines); a seeded draw picks ``heldout_fraction`` of the blocks. Whole blocks keep
+    are at least 20 blocks; blocks of 100 words when it has fewer than 20 lines); a seeded draw
+    picks ``heldout_fraction`` of the blocks. Whole blocks keep
     sentences intact, and drawing them from everywhere keeps the held-out text in the same style
     as the training text (the last 10 % of the Bible alone would be mostly Revelation).
     """

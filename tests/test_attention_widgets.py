@@ -8,7 +8,9 @@ import torch
 from helpers.data import default_data
 from helpers.model.config import Config
 from helpers.train import fresh_model
-from helpers.widgets.attention import LastTokenExplorer, PatternExplorer, mask_switched
+from helpers.model.names import key
+from helpers.model.transformer import mask_switched
+from helpers.widgets.attention import LastTokenExplorer, PatternExplorer
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +56,7 @@ def test_mask_switched_restores_even_on_error(model_and_tok):
     with mask_switched(model, on=False):
         assert not any(b.attn.masked for b in model.blocks)
         _, cache = model.run_with_cache(ids)
-        assert (cache["L0.A"].triu(1) > 0).any()  # the future gets weight
+        assert (cache[key(0, "A")].triu(1) > 0).any()  # the future gets weight
     assert all(b.attn.masked for b in model.blocks)
     with pytest.raises(AssertionError):
         with mask_switched(model, on=False):

@@ -5,6 +5,7 @@ import torch
 
 from helpers.model.block import Block
 from helpers.model.config import Config
+from helpers.model.names import key
 from helpers.model.transformer import Cache, Transformer
 from helpers.tokens import EmptyTextError, prepare_prompt
 from helpers.data import default_data
@@ -18,10 +19,10 @@ def test_block_adds_attention_to_the_residual_stream():
     x = torch.randn(2, 16, 5)
     cache = Cache()
     out = block(x, cache)
-    torch.testing.assert_close(out, x + cache["L0.o"])
+    torch.testing.assert_close(out, x + cache[key(0, "o")])
     torch.testing.assert_close(cache["x0"], out)  # the block's add_resid is the first one in this cache
-    assert cache["L0.q"].shape == (2, 4, 4, 5) and cache["L0.A"].shape == (2, 4, 5, 5)
-    torch.testing.assert_close(cache["L0.o_heads"].sum(1), cache["L0.o"])
+    assert cache[key(0, "q")].shape == (2, 4, 4, 5) and cache[key(0, "A")].shape == (2, 4, 5, 5)
+    torch.testing.assert_close(cache[key(0, "o_heads")].sum(1), cache[key(0, "o")])
 
 
 def test_run_with_cache_names_and_order():
@@ -31,11 +32,11 @@ def test_run_with_cache_names_and_order():
     assert cache.resid_names == ["x0", "x1", "x2"]
     for layer in (0, 1):
         for name in ("q", "k", "v", "r"):
-            assert cache[f"L{layer}.{name}"].shape == (4, 4, 5)
-        assert cache[f"L{layer}.S"].shape == cache[f"L{layer}.A"].shape == (4, 5, 5)
-        assert cache[f"L{layer}.o"].shape == (16, 5)
-    torch.testing.assert_close(cache["x1"], cache["x0"] + cache["L0.o"])
-    torch.testing.assert_close(cache["x2"], cache["x1"] + cache["L1.o"])
+            assert cache[key(layer, name)].shape == (4, 4, 5)
+        assert cache[key(layer, "S")].shape == cache[key(layer, "A")].shape == (4, 5, 5)
+        assert cache[key(layer, "o")].shape == (16, 5)
+    torch.testing.assert_close(cache["x1"], cache["x0"] + cache[key(0, "o")])
+    torch.testing.assert_close(cache["x2"], cache["x1"] + cache[key(1, "o")])
     torch.testing.assert_close(logits, model.unembed.W_U @ cache["x2"])
 
 

@@ -13,6 +13,7 @@ import torch
 from helpers.data import default_data
 from helpers.model import checkpoint
 from helpers.model.config import Config
+from helpers.model.names import key
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("train_models", ROOT / "tools" / "train_models.py")
@@ -59,7 +60,7 @@ def test_shipped_model_has_its_previous_token_head(name):
     n_ctx = model.cfg.n_ctx
     windows = default_data().heldout_ids[: 100 * n_ctx].reshape(100, n_ctx)  # notebook 05's windows
     _, cache = model.run_with_cache(windows)
-    previous = torch.stack([pattern_stats(cache[f"L{layer}.A"])["previous"] for layer in range(model.cfg.n_layers)])
+    previous = torch.stack([pattern_stats(cache[key(layer, "A")])["previous"] for layer in range(model.cfg.n_layers)])
     layer, head = PREVIOUS_TOKEN_HEADS[name]
     assert previous[layer, head] > 0.5, (name, previous)
     assert previous[layer, head] == previous.max(), (name, previous)

@@ -8,6 +8,7 @@ from torch.nn import functional as F
 
 from helpers.model.config import Config
 from helpers.model.mlp import MLP, activation, gelu, mlp, relu
+from helpers.model.names import key
 
 CFG = Config(n_vocab=10, d_model=8, d_mlp=32, n_ctx=6)
 
@@ -28,7 +29,7 @@ def test_shapes_and_names():
     cache = {}
     out = m(torch.randn(3, 8, 5), cache)
     assert out.shape == (3, 8, 5)
-    assert cache["L0.z"].shape == (3, 32, 5) and torch.equal(cache["L0.m"], out)
+    assert cache[key(0, "z")].shape == (3, 32, 5) and torch.equal(cache[key(0, "m")], out)
 
 
 def test_equations():

@@ -55,7 +55,7 @@ def test_mlp_memorises_small_table_and_widget():
     e.person.value, e.thing.value = task.people[3], task.things[1]
     assert f"person={task.people[3]};thing={task.things[1]}" in e.caption.value
     assert f"guess={task.answer(task.people[3], task.things[1])}" in e.caption.value
-    from helpers.widgets.mlp import firing_counts, hidden
+    from helpers.interp.neurons import firing_counts, hidden
     counts = firing_counts(model, task)
     assert counts.shape == (64,) and int(counts.max()) <= task.n_facts
     top = int(hidden(model, task.prompt(task.people[3], task.things[1])).argmax())

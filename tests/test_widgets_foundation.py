@@ -2,7 +2,6 @@
 and the learner's text kept. (The browser test checks they render and respond in JupyterLab.)"""
 
 import pytest
-import torch
 
 from helpers import ngrams
 from helpers.data import default_data
@@ -53,7 +52,8 @@ def test_zero_layer_vs_bigram(data):
     P = ngrams.normalize_columns(ngrams.bigram_counts(data.train_ids, data.n_vocab))
     e = ZeroLayerVsBigram(model, P, data.tokenizer, token="holy")
     assert e.last_state == {"token": "holy", "k": 8}
-    for bad, message in [("", "Type a token"), ("zyzzyva", "not in the vocabulary"), ("the lord", "One token at a time")]:
+    for bad, message in [("", "Type a token"), ("zyzzyva", "not in the vocabulary"),
+                         ("the lord", "One token at a time")]:
         e.token.value = bad
         assert "gt-error" in e.caption.value and message in e.caption.value
         assert e.token.value == bad

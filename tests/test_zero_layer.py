@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers.model import Config, Transformer
+from helpers.model import Config
 from helpers.softmax import softmax
 from helpers.train import evaluate, fresh_model, train
 

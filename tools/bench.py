@@ -28,8 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+ROOT = Path(__file__).resolve().parent.parent  # (the browser driver jlab.py sits beside this file)
 
 RUN_TARGET_S, RUN_TARGET_08_S, SERIES_TARGET_S, RSS_TARGET_MB = 30.0, 60.0, 180.0, 1536.0
 MEDIAN_TARGET_MS, MAX_TARGET_MS = 100.0, 250.0
@@ -107,6 +106,7 @@ def _measure_one(ctx, server, path: Path, rel: str, presses: int) -> dict:
             row["error"] = "; ".join(nbp.report.problems)[:150] or "no explorer with a slider"
             return row
         # The attention-pattern explorer: its state names a head / query row / layer.
+
         def attention_like(e):
             keys = {kv.split("=")[0] for kv in (e["state"] or "").split(";")}
             return len(keys & {"head", "query", "layer", "mask"})
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'series (run all, summed)':<28}{'':>13}{total:>8.1f} s{'':>11}   < {SERIES_TARGET_S:.0f} s"
               f"{'':>10}{verdict(total < SERIES_TARGET_S)}\n")
     if not args.no_browser:
-        print(f"widget latency in JupyterLab + headless Chromium: key press on a slider -> new plot painted")
+        print("widget latency in JupyterLab + headless Chromium: key press on a slider -> new plot painted")
         print(f"{'widget':<72}{'n':>4}{'median':>10}{'max':>10}   target")
         for row in widget_latency(paths, max(args.presses, 1)):
             result["widgets"].append(row)

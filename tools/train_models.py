@@ -37,7 +37,11 @@ class Spec:
     lr: float = 3e-3
     batch_size: int = 32
     seed: int = 0
-    masked: bool = True  # False: train *without* the causal mask (notebook 04's cautionary model)
+
+    @property
+    def masked(self) -> bool:
+        """False: trained *without* the causal mask (notebook 04's cautionary model); Config.masked."""
+        return self.config.get("masked", True)
 
 
 # attn1 / attn2 recipe: with W_pos initialised like the other weights (std 0.02) and lr 3e-3, no
@@ -61,7 +65,7 @@ REGISTRY: dict[str, Spec] = {
     "full2": Spec("2 layers with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 256) each",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, d_mlp=256, layernorm=True)),
     "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
-                         dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4), steps=1000, lr=1e-2, masked=False),
+                         dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, masked=False), steps=1000, lr=1e-2),
 }
 
 
@@ -71,7 +75,7 @@ def vocab_hash(tokenizer) -> str:
 
 def heldout_loss(model, data, masked: bool = True) -> float:
     """Held-out loss with the causal mask on or off (restored afterwards)."""
-    from helpers.model.attention import mask_switched
+    from helpers.model.transformer import mask_switched
     from helpers.train import evaluate
 
     with mask_switched(model, masked):
@@ -84,7 +88,6 @@ def train_one(name: str) -> dict:
     from helpers import setup
     from helpers.data import default_data
     from helpers.model import checkpoint
-    from helpers.model.attention import mask_switched
     from helpers.model.config import Config
     from helpers.train import fresh_model, train
 
@@ -92,15 +95,15 @@ def train_one(name: str) -> dict:
     setup(spec.seed)
     data = default_data()
     cfg = Config(n_vocab=data.n_vocab, **spec.config)
-    model = fresh_model(cfg, spec.seed)
-    with mask_switched(model, spec.masked):
-        hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
-                     heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
+    model = fresh_model(cfg, spec.seed)  # the mask as cfg.masked says; the saved config remembers it
+    hist = train(model, data.train_ids, spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed,
+                 heldout_ids=data.heldout_ids, eval_every=250, eval_tokens=EVAL_TOKENS, desc=name)
     path = checkpoint.named_path(name)
     path.parent.mkdir(exist_ok=True)
     meta = {"name": name, "description": spec.description,
             "steps": str(spec.steps), "seed": str(spec.seed), "lr": str(spec.lr),
-            "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer), "masked": str(spec.masked).lower(),
+            "batch_size": str(spec.batch_size), "vocab_hash": vocab_hash(data.tokenizer),
+            "masked": str(spec.masked).lower(),
             "train_seconds": f"{hist.seconds:.0f}", "eval_tokens": str(EVAL_TOKENS),
             "heldout_curve": json.dumps([round(v, 3) for v in hist.heldout_loss])}
     checkpoint.save(model, path, dtype=torch.float16, **meta)  # float16: about 0.5 MB a model

@@ -13,9 +13,9 @@ params.py     notebook 08: the parameter count of a model from its Config
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
-from helpers.checks.ngrams import check_bigram_table  # noqa: F401,E402
-from helpers.checks.softmax import check_softmax  # noqa: F401,E402
-from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401,E402
-from helpers.checks.mlp import check_mlp  # noqa: F401,E402
-from helpers.checks.layernorm import check_layer_norm  # noqa: F401,E402
-from helpers.checks.params import check_n_params  # noqa: F401,E402
+from helpers.checks.ngrams import check_bigram_table  # noqa: F401
+from helpers.checks.softmax import check_softmax  # noqa: F401
+from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401
+from helpers.checks.mlp import check_mlp  # noqa: F401
+from helpers.checks.layernorm import check_layer_norm  # noqa: F401
+from helpers.checks.params import check_n_params  # noqa: F401

@@ -20,7 +20,8 @@ def check_n_params(fn: Callable) -> bool:
         raise ExerciseError(f"{what} should return a whole number, got {type(got).__name__}") from None
     want = count_config(cfg)
     if got == want:
-        return passed(f"n_params is right: {want:,} for the test config (d_model 12, 2 layers, 3 heads of 5, d_mlp 40).")
+        return passed(f"n_params is right: {want:,} for the test config "
+                      "(d_model 12, 2 layers, 3 heads of 5, d_mlp 40).")
     D, H, d, L, V, C, M = cfg.d_model, cfg.n_heads, cfg.d_head, cfg.n_layers, cfg.n_vocab, cfg.n_ctx, cfg.d_mlp
     per_layer = 4 * H * d * D + 2 * D * M + M + D + 4 * D
     diff = want - got

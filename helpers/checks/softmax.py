@@ -21,7 +21,8 @@ def check_softmax(fn) -> bool:
             raise ExerciseError("Your softmax normalises each *row*. In the post each column is one "
                                 "position's logits: sum over dim 0 (the n_vocab axis).")
         if torch.allclose(out, torch.softmax(x.double().flatten(), 0).reshape(3, 2), atol=1e-5):
-            raise ExerciseError("Your softmax normalises over the whole matrix; each column should sum to 1 on its own.")
+            raise ExerciseError("Your softmax normalises over the whole matrix; "
+                                "each column should sum to 1 on its own.")
         if torch.allclose(out, x.double().exp(), atol=1e-5):
             raise ExerciseError("You return exp(x) but forgot to divide by the sum: the entries must sum to 1.")
         if (out < 0).any():

@@ -7,11 +7,13 @@ layernorm.py    LayerNorm (x - mu) / sigma * gamma + beta, and RMSNorm
 attention.py    attention: single-query, matrix (softmax*) and concatenated forms; the Attention module
 block.py        one block: attention (+ MLP), each added to the residual stream
 transformer.py  the model: x0 = W_E t + W_pos, (layers), logits = W_U x, with an activation cache
-checkpoint.py   save / load weights as safetensors, with clear messages when shapes disagree
+checkpoint.py   save / load weights as safetensors (config and mask setting included), clear messages
+                when a file is damaged or shapes disagree
+names.py        the cache's activation names ("x0", "L0.A", ...), built in one place
 """
 
 from helpers.model.config import Config  # noqa: F401
 from helpers.model.embed import Embed, PosEmbed, Unembed  # noqa: F401
 from helpers.model.transformer import Transformer  # noqa: F401
-from helpers.model.layernorm import LayerNorm, RMSNorm  # noqa: F401,E402
-from helpers.model.mlp import MLP  # noqa: F401,E402
+from helpers.model.layernorm import LayerNorm, RMSNorm  # noqa: F401
+from helpers.model.mlp import MLP  # noqa: F401

@@ -26,13 +26,12 @@ is what ``torch.nn.functional.scaled_dot_product_attention`` expects. ``Attentio
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
+from helpers.model import names
 from helpers.model.config import Config
 from helpers.softmax import softmax
 
@@ -182,7 +181,8 @@ def row_convention(x: torch.Tensor, W_Q, W_K, W_V) -> tuple[torch.Tensor, torch.
 class Attention(nn.Module):
     """One attention layer's weights; forward(x (batch, d_model, n)) -> o (batch, d_model, n).
 
-    ``masked = False`` switches the causal mask off (notebook 04 shows what goes wrong).
+    ``masked`` starts as ``cfg.masked`` (True: the causal mask is on); ``mask_switched`` in
+    ``helpers.model.transformer`` switches it for a whole model (notebook 04 shows what goes wrong).
     """
 
     def __init__(self, cfg: Config, layer: int = 0):
@@ -193,15 +193,19 @@ class Attention(nn.Module):
         self.W_K = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
         self.W_V = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
         self.W_O = nn.Parameter(torch.randn(H, D, d) * cfg.init_std)
-        self.masked = True
+        self.masked = cfg.masked
+        # None, or a function o_heads -> o_heads applied before the heads are summed: how
+        # helpers.interp.ablation switches a head off (set and restored only by its context manager)
+        self.edit_o_heads = None
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked)
+        if self.edit_o_heads is not None:
+            o_heads = self.edit_o_heads(out.o_heads)  # (..., n_heads, d_model, n)
+            out = replace(out, o_heads=o_heads, o=o_heads.sum(-3))  # o = sum_h o^h, as edited
         if cache is not None:
-            p = f"L{self.layer}."
-            for name in ("q", "k", "v", "S", "A", "r", "o"):
-                cache[p + name] = getattr(out, name)
-            cache[p + "o_heads"] = out.o_heads
+            for name in names.ATTENTION:
+                cache[names.key(self.layer, name)] = getattr(out, name)
         return out.o
 
 
@@ -227,24 +231,3 @@ def pattern_stats(A: torch.Tensor) -> dict[str, torch.Tensor]:
         "first": rows[..., 0].mean((0, 2)),
         "entropy": entropy.mean((0, 2)),
     }
-
-
-@contextmanager
-def mask_switched(model: nn.Module, on: bool) -> Iterator[nn.Module]:
-    """Inside the ``with`` block every attention layer of ``model`` has the causal mask ``on`` (True)
-    or off (False); afterwards each layer gets back the setting it had, even if the block raised.
-    Models load with the mask on (``checkpoint.load_named``), also those trained without it.
-
-        with mask_switched(cheat, on=False):
-            logits = cheat(ids)        # every query sees the whole text
-    """
-    if not isinstance(on, bool):
-        raise TypeError(f"on must be True (causal mask on) or False (off), got {on!r}")
-    old = [b.attn.masked for b in model.blocks]
-    try:
-        for b in model.blocks:
-            b.attn.masked = on
-        yield model
-    finally:
-        for b, m in zip(model.blocks, old):
-            b.attn.masked = m

@@ -17,6 +17,8 @@ class Config:
     activation: str = "relu"  # MLP nonlinearity: "relu" (the post's tables) or "gelu" (GPT-2)
     layernorm: bool = False  # LayerNorm before each attention / MLP and before the unembedding
     positional: bool = True  # add W_pos (False: the model sees a bag of tokens)
+    masked: bool = True  # the causal mask (softmax*) is on; False: every query sees the whole text, as in
+    # notebook 04's model trained without the mask (checkpoints remember it: helpers.model.checkpoint)
     init_std: float = 0.02  # standard deviation of the random initial weights
     pos_init_std: float | None = None  # ... of W_pos's initial values; None -> init_std. A larger
     # value (0.5) lets heads attend by position from the start: it gives the word-level models
@@ -29,7 +31,8 @@ class Config:
         if self.n_layers < 0 or self.d_mlp < 0:
             raise ValueError("n_layers and d_mlp cannot be negative")
         if self.pos_init_std is not None and self.pos_init_std < 0:
-            raise ValueError(f"pos_init_std (the spread of W_pos's initial values) cannot be negative, got {self.pos_init_std}")
+            raise ValueError("pos_init_std (the spread of W_pos's initial values) cannot be negative, "
+                             f"got {self.pos_init_std}")
         if self.n_layers and self.n_heads < 1:
             raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
         if self.activation not in ("relu", "gelu"):

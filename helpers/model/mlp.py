@@ -17,6 +17,7 @@ import math
 import torch
 from torch import nn
 
+from helpers.model import names
 from helpers.model.config import Config
 
 
@@ -75,12 +76,18 @@ class MLP(nn.Module):
         self.b_1 = nn.Parameter(torch.zeros(cfg.d_mlp))
         self.W_2 = nn.Parameter(torch.randn(cfg.d_model, cfg.d_mlp) * cfg.init_std)
         self.b_2 = nn.Parameter(torch.zeros(cfg.d_model))
+        # None, or a function z -> z applied to the hidden activations before W_2: how
+        # helpers.interp.ablation switches neurons off (set and restored only by its context manager)
+        self.edit_z = None
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         z, m = mlp(x, self.W_1, self.b_1, self.W_2, self.b_2, self.act)
+        if self.edit_z is not None:
+            z = self.edit_z(z)  # (..., d_mlp, n)
+            m = self.W_2 @ z + self.b_2[:, None]  # m = W_2 z + b_2 with the edited z
         if cache is not None:
-            cache[f"L{self.layer}.z"] = z
-            cache[f"L{self.layer}.m"] = m
+            cache[names.key(self.layer, "z")] = z
+            cache[names.key(self.layer, "m")] = m
         return m
 
     def extra_repr(self) -> str:

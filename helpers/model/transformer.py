@@ -6,16 +6,20 @@
 
 With ``n_layers = 0`` this is the post's zero-layer Transformer, T(t) = softmax(W_U (W_E t_n + W_pos)).
 Blocks live in ``helpers.model.block``. ``run_with_cache`` returns every activation under the post's
-name: "x0", "x1", ... for the residual stream in order, "L0.q", "L0.A", ... inside block 0,
-"logits" and "p" at the end.
+name (``helpers.model.names``): "x0", "x1", ... for the residual stream in order, "L0.q", "L0.A", ...
+inside block 0, "logits" and "p" at the end.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from helpers.model import names
 from helpers.model.config import Config
 from helpers.model.embed import Embed, PosEmbed, Unembed
 from helpers.softmax import softmax
@@ -26,11 +30,11 @@ class Cache(dict):
     x0 (embedding), then x1, x2, ... after every residual add."""
 
     def add_resid(self, x: torch.Tensor) -> None:
-        self[f"x{sum(1 for k in self if k[0] == 'x' and k[1:].isdigit())}"] = x
+        self[names.resid(sum(1 for k in self if names.is_resid(k)))] = x
 
     @property
     def resid_names(self) -> list[str]:
-        return sorted((k for k in self if k[0] == "x" and k[1:].isdigit()), key=lambda k: int(k[1:]))
+        return sorted((k for k in self if names.is_resid(k)), key=names.resid_index)
 
 
 class Transformer(nn.Module):
@@ -85,7 +89,7 @@ class Transformer(nn.Module):
         if self.pos_embed is not None:
             x = x + self.pos_embed(tokens)
         if cache is not None:
-            cache["t"] = tokens
+            cache[names.TOKENS] = tokens
             cache.add_resid(x)  # x0
         for block in self.blocks:
             x = block(x, cache)
@@ -93,8 +97,8 @@ class Transformer(nn.Module):
             x = self.ln_final(x)
         logits = self.unembed(x)  # (batch, n_vocab, n)
         if cache is not None:
-            cache["logits"] = logits
-            cache["p"] = softmax(logits, dim=-2)
+            cache[names.LOGITS] = logits
+            cache[names.PROBS] = softmax(logits, dim=-2)
         if single:
             logits = logits[0]
             if cache is not None:
@@ -134,3 +138,24 @@ class Transformer(nn.Module):
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+@contextmanager
+def mask_switched(model: Transformer, on: bool) -> Iterator[Transformer]:
+    """Inside the ``with`` block every attention layer of ``model`` has the causal mask ``on`` (True)
+    or off (False); afterwards each layer gets back the setting it had, even if the block raised.
+    A model starts with the setting it was trained with (``Config.masked``, kept in its checkpoint).
+
+        with mask_switched(cheat, on=True):
+            logits = cheat(ids)        # no query sees a later token
+    """
+    if not isinstance(on, bool):
+        raise TypeError(f"on must be True (causal mask on) or False (off), got {on!r}")
+    old = [b.attn.masked for b in model.blocks]
+    try:
+        for b in model.blocks:
+            b.attn.masked = on
+        yield model
+    finally:
+        for b, m in zip(model.blocks, old):
+            b.attn.masked = m

@@ -10,8 +10,7 @@ PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle t
                                  numbered from 1 as in the post: the "query i" slider, the caption and
                                  data-state all show the same i.
 
-mask_switched(model, on)         (from helpers.model.attention) the causal mask on or off, restored
-                                 afterwards even if the body raises (notebook 04, and ``_run``).
+The causal mask is switched with ``helpers.model.transformer.mask_switched`` (used by ``_run``).
 
 The explorers that show tokens are ``HTMLExplorer``s: the base Explorer's contract (caption with
 data-state, errors in the caption) with HTML in place of the PNG, because a matplotlib redraw of
@@ -27,8 +26,8 @@ import ipywidgets as W
 import torch
 from matplotlib.figure import Figure
 
-from helpers.model.attention import mask_switched  # noqa: F401  (re-exported for notebook 04)
-from helpers.model.transformer import Transformer
+from helpers.model import names
+from helpers.model.transformer import Transformer, mask_switched
 from helpers.plots.attention import pattern_html, row_bars_html
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
@@ -50,7 +49,6 @@ def _run(model: Transformer, ids: torch.Tensor, masked: bool = True):
         return model.run_with_cache(ids)
 
 
-
 def _needs_attention(model: Transformer) -> None:
     if not model.cfg.n_layers:
         raise ValueError("this explorer needs a model with at least one attention layer")
@@ -59,6 +57,7 @@ def _needs_attention(model: Transformer) -> None:
 def _numbered(name: str, count: int, value: int) -> W.Dropdown:
     """A compact dropdown of 0 .. count-1 (heads and layers are numbered from 0, as in the code)."""
     return W.Dropdown(options=list(range(count)), value=value, description=name, layout=W.Layout(width="10em"))
+
 
 class HTMLExplorer(Explorer):
     """The Explorer contract (controls, caption with class gt-caption and data-state, errors in the
@@ -110,7 +109,7 @@ class LastTokenExplorer(HTMLExplorer):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         _, cache = self.model.run_with_cache(prompt.ids)
         h = self.head.value
-        a = cache["L0.A"][h, -1]  # the last token's weights over the context (n,)
+        a = cache[names.key(0, "A")][h, -1]  # the last token's weights over the context (n,)
         W_U = self.model.unembed.W_U.detach()
         p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
         p_with = softmax(W_U @ cache[cache.resid_names[-1]][:, -1])  # after attention: x1_n = x0_n + sum_h o^h_n
@@ -119,10 +118,11 @@ class LastTokenExplorer(HTMLExplorer):
             idx = p.topk(self.top).indices.tolist()
             return [self.tok.vocab[i] for i in idx], p[idx]
 
+        (words_without, probs_without), (words_with, probs_with) = top(p_without), top(p_with)
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
                 f'<div>{row_bars_html(a, prompt.tokens, f"head {h}: weights of the last token")}</div>'
-                f'<div>{row_bars_html(top(p_without)[1], top(p_without)[0], "next token without attention: W_U x0")}</div>'
-                f'<div>{row_bars_html(top(p_with)[1], top(p_with)[0], "next token with attention")}</div></div>')
+                f'<div>{row_bars_html(probs_without, words_without, "next token without attention: W_U x0")}</div>'
+                f'<div>{row_bars_html(probs_with, words_with, "next token with attention")}</div></div>')
         best = int(a.argmax())
         before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
         text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
@@ -160,14 +160,14 @@ class PatternExplorer(HTMLExplorer):
         L, h, i, masked = self.layer.value, self.head.value, self.query.value, self.mask.value
         row = i - 1  # query i (counted from 1) is row i - 1 of the tensor
         _, cache = _run(self.model, prompt.ids, masked)
-        A = cache[f"L{L}.A"][h]  # (n, n)
+        A = cache[names.key(L, "A")][h]  # (n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
         view = (f'<div style="display:flex;gap:24px;align-items:flex-start">'
                 f'{pattern_html(A, prompt.tokens, query=row, masked=future if masked else None)}'
                 f'<div>{row_bars_html(A[row], prompt.tokens, f"query {i}: {prompt.tokens[row]!r} attends to")}'
                 f"</div></div>")
         peek = float(A[:, :].triu(1).sum(-1).mean())
-        where = (f"Mask on: query i only sees tokens 1..i (hatched cells are the future, weight 0)." if masked else
+        where = ("Mask on: query i only sees tokens 1..i (hatched cells are the future, weight 0)." if masked else
                  f"<b>Mask off</b>: every query sees the whole text; on average {peek:.2f} of each row's weight "
                  f"falls on <i>later</i> tokens — the model is peeking at the future.")
         j = int(A[row].argmax())
@@ -198,7 +198,8 @@ class PaddingExplorer(Explorer):
         ax.set_ylim(0, 1.1)
         ax.set_title(f"softmax([1, 2, {P:g}])", fontsize=10)
         text = (f"softmax([1, 2, {P:g}]) = [{p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}]. The post's target is "
-                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; (e<sup>P</sup> &rarr; 0).")
+                f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; "
+                f"(e<sup>P</sup> &rarr; 0).")
         return text, {"P": P}
 
 
@@ -217,7 +218,7 @@ class HeadsExplorer(HTMLExplorer):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         L, n = self.layer.value, len(prompt.ids)
         _, cache = self.model.run_with_cache(prompt.ids)
-        A = cache[f"L{L}.A"]  # (n_heads, n, n)
+        A = cache[names.key(L, "A")]  # (n_heads, n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
         cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>head {h}</b></div>'
                         f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))

@@ -1,4 +1,5 @@
-"""Notebook 06: pick a person and a thing, see which hidden MLP neurons fire and what the model answers."""
+"""Notebook 06: pick a person and a thing, see which hidden MLP neurons fire and what the model answers
+(the numbers come from ``helpers.interp.neurons``)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,10 @@ import ipywidgets as W
 import torch
 
 from helpers.facts import FactsTask
+from helpers.interp.neurons import firing_counts, hidden
 from helpers.model.transformer import Transformer
 from helpers.plots.mlp import neuron_bars, neuron_table
 from helpers.widgets.base import Explorer
-
-
-def hidden(model: Transformer, tokens: torch.Tensor, layer: int = 0) -> torch.Tensor:
-    """z of the MLP in ``layer`` at the last position of ``tokens`` (n,): shape (d_mlp,)."""
-    key = f"L{layer}.z"
-    _, cache = model.run_with_cache(tokens)
-    if key not in cache:
-        raise ValueError(f"this model has no MLP in layer {layer} (d_mlp = {model.cfg.d_mlp})")
-    return cache[key][:, -1]
-
-
-def firing_counts(model: Transformer, task: FactsTask, layer: int = 0) -> torch.Tensor:
-    """For every hidden neuron, on how many of the task's prompts it fires (z > 0 at the last position): (d_mlp,)."""
-    prompts, _ = task.prompts()
-    _, cache = model.run_with_cache(prompts)
-    key = f"L{layer}.z"
-    if key not in cache:
-        raise ValueError(f"this model has no MLP in layer {layer} (d_mlp = {model.cfg.d_mlp})")
-    return (cache[key][..., -1] > 0).sum(0)
 
 
 class FactNeuronExplorer(Explorer):

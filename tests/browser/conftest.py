@@ -16,6 +16,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tools"))  # the browser driver, shared with tools/bench.py
 import jlab  # noqa: E402
 
 collect_ignore_glob = ["fixtures/*"]  # the fixture notebook is run by the browser tests, not by nbval

@@ -1,6 +1,7 @@
 """Drive the series in a real browser: a JupyterLab server and a headless Chromium (Playwright).
 
-Shared by the browser tests (tests/browser/) and the benchmark (tools/bench.py). Nothing here
+Shared by the browser tests (tests/browser/, which put tools/ on sys.path) and the benchmark
+(tools/bench.py). It imports nothing from helpers/ or tests/. Nothing here
 sleeps for a fixed time: every wait is a wait on a state (HTTP status, kernel status, a DOM
 attribute), with a timeout that says what it was waiting for.
 
@@ -446,7 +447,7 @@ class NotebookPage:
     def _safe(self, expr: str):
         try:
             return self.js(expr)
-        except Exception as e:  # noqa: BLE001 - diagnostics only
+        except Exception as e:
             return f"? ({e.__class__.__name__})"
 
     # -- steps ----------------------------------------------------------------------------------

@@ -1,0 +1,170 @@
+"""Ablation: run the model with some attention heads or MLP neurons switched off, and see what changes.
+
+The post's model writes into the residual stream by addition (x1 = x0 + sum_h o^h, x2 = x1 + m), so a
+head can be removed by replacing its output o^h (d_model, n) before the sum, and a hidden neuron of
+the MLP by replacing its activation z_i before m = W_2 z + b_2. Two replacements
+("A Mathematical Framework for Transformer Circuits" and most interpretability work use both):
+
+* zero ablation   o^h := 0, z_i := 0 — as if the head or neuron did not exist;
+* mean ablation   o^h := the mean of o^h, z_i := the mean of z_i, taken over a stated reference set:
+                  every text of ``reference`` (batch, n) and the positions ``positions`` of each
+                  (None = every position). It keeps the average the later layers are used to,
+                  and removes only what depends on this input.
+
+Means come from a clean run of ``reference`` (nothing ablated). Inside ``with ablated(...)`` the cache
+of ``run_with_cache`` holds the edited o_heads, o, z and m (q, k, v, S, A and r are unchanged: the
+head still computes its pattern, its output is what is replaced). Nothing is copied: the model's
+modules get an ``edit_o_heads`` / ``edit_z`` function that the ``with`` block removes again, even
+when the block raises, so the model is exactly as before afterwards.
+
+    with ablated(model, heads=[(0, 2)]):                 # zero layer 0, head 2
+        p = model.next_token_probs(ids)
+    with ablated(model, neurons=[(0, 17)], how="mean", reference=windows):
+        loss = per_position_loss(model, windows).mean()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+
+import torch
+
+from helpers.interp.validate import batch_of_tokens, check_head, check_neuron
+from helpers.model import names
+from helpers.model.transformer import Transformer
+
+Unit = tuple[int, int]  # (layer, head) or (layer, neuron)
+
+
+def _pairs(units) -> list:
+    """[(layer, i), ...], or one (layer, i) tuple given without a list around it -> a list of pairs."""
+    if isinstance(units, tuple) and len(units) == 2 and all(isinstance(u, int) for u in units):
+        return [units]
+    return list(units)
+
+
+def _units(units, check, model: Transformer) -> dict[int, list[int]]:
+    """[(layer, i), ...] (or one pair) -> {layer: [i, ...]}, every pair checked."""
+    by_layer: dict[int, list[int]] = {}
+    for unit in _pairs(units):
+        if not isinstance(unit, tuple | list) or len(unit) != 2:
+            raise TypeError(f"give heads and neurons as (layer, index) pairs, got {unit!r}")
+        layer, i = check(model, *unit)
+        if i not in by_layer.setdefault(layer, []):
+            by_layer[layer].append(i)
+    return by_layer
+
+
+def _positions(n: int, positions) -> torch.Tensor:
+    if positions is None:
+        return torch.arange(n)
+    idx = torch.arange(n)[positions] if isinstance(positions, slice) else torch.as_tensor(list(positions)).long()
+    if idx.numel() == 0:
+        raise ValueError("positions selects no position: the mean would be over nothing")
+    if int(idx.min()) < -n or int(idx.max()) >= n:
+        raise ValueError(f"positions {idx.tolist()} go outside the reference texts "
+                         f"(n = {n} tokens, positions 0 ... {n - 1})")
+    return idx % n
+
+
+@torch.no_grad()
+def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), neurons: Iterable[Unit] = (),
+                     positions: slice | Sequence[int] | None = None) -> dict[tuple[str, int, int], torch.Tensor]:
+    """Means over a stated reference set: every text of ``reference`` (batch, n) token ids and the
+    ``positions`` of each (None: every position; a slice or a list of positions counted from 0).
+
+    Returns {("head", layer, h): mean o^h (d_model,), ("neuron", layer, i): mean z_i ()}.
+    """
+    head_units, neuron_units = _units(heads, check_head, model), _units(neurons, check_neuron, model)
+    ref, _ = batch_of_tokens(model, reference)
+    pos = _positions(ref.shape[-1], positions)
+    with ExitStack() as stack:  # a clean run, even when called inside another ablation
+        for block in model.blocks:
+            stack.enter_context(_edit(block.attn, "edit_o_heads", None))
+            if block.mlp is not None:
+                stack.enter_context(_edit(block.mlp, "edit_z", None))
+        _, cache = model.run_with_cache(ref)
+    out = {}
+    for layer, hs in head_units.items():
+        o_heads = cache[names.key(layer, "o_heads")][..., pos]  # (batch, n_heads, d_model, positions)
+        for h in hs:
+            out["head", layer, h] = o_heads[:, h].mean(dim=(0, 2))  # (d_model,)
+    for layer, idx in neuron_units.items():
+        z = cache[names.key(layer, "z")][..., pos]  # (batch, d_mlp, positions)
+        for i in idx:
+            out["neuron", layer, i] = z[:, i].mean()
+    return out
+
+
+@contextmanager
+def _edit(module, attr: str, fn) -> Iterator[None]:
+    """Set module.<attr> = fn (None removes any edit) and restore the old value afterwards, always."""
+    old = getattr(module, attr)
+    setattr(module, attr, fn)
+    try:
+        yield
+    finally:
+        setattr(module, attr, old)
+
+
+def _then(first, second):
+    """Apply an edit made by an enclosing ``ablated`` block first, then this one."""
+    return second if first is None else (lambda t: second(first(t)))
+
+
+def _replace_heads(idx: list[int], values: torch.Tensor):
+    """o_heads (..., n_heads, d_model, n): heads idx get values (len(idx), d_model) at every position."""
+    def edit(o_heads: torch.Tensor) -> torch.Tensor:
+        out = o_heads.clone()
+        out[..., idx, :, :] = values.to(out.dtype)[:, :, None]
+        return out
+    return edit
+
+
+def _replace_neurons(idx: list[int], values: torch.Tensor):
+    """z (..., d_mlp, n): neurons idx get values (len(idx),) at every position."""
+    def edit(z: torch.Tensor) -> torch.Tensor:
+        out = z.clone()
+        out[..., idx, :] = values.to(out.dtype)[:, None]
+        return out
+    return edit
+
+
+@contextmanager
+def ablated(model: Transformer, heads: Iterable[Unit] = (), neurons: Iterable[Unit] = (), how: str = "zero",
+            reference=None, positions: slice | Sequence[int] | None = None) -> Iterator[Transformer]:
+    """Inside the ``with`` block, ``model`` runs with the given heads and MLP neurons ablated.
+
+    heads:      (layer, head) pairs, e.g. [(0, 2), (1, 3)] (one pair may be given alone: (0, 2))
+    neurons:    (layer, neuron) pairs: hidden neurons z_i of that layer's MLP
+    how:        "zero" (o^h := 0, z_i := 0) or "mean" (the mean over ``reference`` and ``positions``,
+                see ``mean_activations``; ``reference`` (batch, n) token ids is then required)
+
+    Every pair is checked before anything changes; afterwards (even after an exception inside the
+    block) the model is exactly as before. Blocks nest: an inner one ablates in addition.
+    """
+    if how not in ("zero", "mean"):
+        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
+    heads, neurons = _pairs(heads), _pairs(neurons)
+    head_units, neuron_units = _units(heads, check_head, model), _units(neurons, check_neuron, model)
+    if how == "mean":
+        if reference is None:
+            raise ValueError("mean ablation needs reference texts: ablated(..., how='mean', reference=tokens "
+                             "(batch, n)) — the mean of each output is taken over them")
+        means = mean_activations(model, reference, heads, neurons, positions)
+    elif reference is not None or positions is not None:
+        raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
+    d_model = model.cfg.d_model
+    with ExitStack() as stack:
+        for layer, hs in head_units.items():
+            values = (torch.stack([means["head", layer, h] for h in hs]) if how == "mean"
+                      else torch.zeros(len(hs), d_model))
+            attn = model.blocks[layer].attn
+            stack.enter_context(_edit(attn, "edit_o_heads", _then(attn.edit_o_heads, _replace_heads(hs, values))))
+        for layer, idx in neuron_units.items():
+            values = (torch.stack([means["neuron", layer, i] for i in idx]) if how == "mean"
+                      else torch.zeros(len(idx)))
+            mlp = model.blocks[layer].mlp
+            stack.enter_context(_edit(mlp, "edit_z", _then(mlp.edit_z, _replace_neurons(idx, values))))
+        yield model
