@@ -99,3 +99,63 @@ def test_06_the_mlp_learns_two_token_facts_far_faster_per_parameter(facts_task, 
     strongest = int(hidden(with_mlp["model"], task.prompt(task.people[0], task.things[0])).argmax())
     assert int(fires_on[strongest]) > task.n_facts // 8, \
         f"seed {seed}: the strongest neuron fires on only {int(fires_on[strongest])} prompts"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_09_induction_heads_form_and_are_shown_by_intervention(seed):
+    """Notebook 09: the recipe (2 layers, attention only, repeating sequences) and every assert it makes."""
+    import math
+
+    from helpers.checks.induction import induction_heads_of
+    from helpers.induction import config, encode, probe_tokens, repeat_loss, train_induction
+    from helpers.interp.ablation import ablated
+    from helpers.interp.circuits import composition_scores
+    from helpers.interp.loss import per_position_loss
+    from helpers.interp.scores import head_scores
+
+    model = fresh_model(config(n_layers=2), seed=seed)
+    run = train_induction(model, max_steps=1500, threshold=0.85, extra_steps=100, seed=seed, progress=False)
+    early, late = sum(run.loss[:100]) / 100, sum(run.loss[-20:]) / 20
+    assert run.formed_at is not None and run.formed_at <= 1000, f"seed {seed}: formed at {run.formed_at}"
+    assert early > 3.8 and late < early - 1.5, (seed, early, late)
+    probe = probe_tokens(32)
+    first, repeat = repeat_loss(model, probe)
+    assert first > 3.5 and repeat < 0.5, (seed, first, repeat)
+    scores = head_scores(model, probe, which=("previous", "induction"))
+    previous_heads = [h for h in range(2) if scores["previous"][0, h] > 0.3]
+    induction_heads = [h for h in range(2) if scores["induction"][1, h] > 0.5]
+    other_heads = [h for h in range(2) if h not in previous_heads]
+    assert previous_heads and induction_heads, (seed, scores)
+
+    def without(heads):
+        with ablated(model, heads=heads):
+            return repeat_loss(model, probe)[1]
+
+    values = [without([]), without([(0, h) for h in previous_heads]), without([(0, h) for h in other_heads]),
+              without([(1, 0)]), without([(1, 0), (1, 1)])]
+    assert values[1] > 2.5, (seed, values)
+    assert not other_heads or values[2] < 0.8, (seed, values)
+    assert values[0] + 0.5 < values[3] < values[4], (seed, values)
+    assert values[4] > 2.5, (seed, values)
+    K, Q, V = (composition_scores(model, kind) for kind in "KQV")
+    pairs = [(h1, h2) for h1 in previous_heads for h2 in induction_heads]
+    strongest_K = min(float(K[p]) for p in pairs)
+    assert strongest_K > max(max(float(Q[p]), float(V[p])) for p in pairs), (seed, K, Q, V)
+    assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in induction_heads)
+    for period in (20, 3):
+        g = torch.Generator().manual_seed(5)
+        seg = torch.stack([torch.randperm(64, generator=g)[:period] for _ in range(16)])
+        L = per_position_loss(model, seg.repeat(1, math.ceil(32 / period))[:, :32]).mean(0)
+        assert float(L[period:].mean()) < 0.8, (seed, period, float(L[period:].mean()))
+    # the widget's opening text and exercise 3's answer
+    p = model.next_token_probs(encode("Mr and Mrs Dursley. Mr and Mrs D"))
+    assert int(p.argmax()) == int(encode("u")[0]), seed
+    p = model.next_token_probs(encode("my car is red. my ca"))
+    assert int(p.argmax()) == int(encode("r")[0]) and float(p.max()) > 0.5, (seed, float(p.max()))
+    with ablated(model, heads=induction_heads_of(model)):
+        assert float(model.next_token_probs(encode("my car is red. my ca"))[int(encode("r")[0])]) < 0.5
+    # one layer, the same steps, fails
+    one = fresh_model(config(n_layers=1), seed=seed)
+    train_induction(one, max_steps=run.step[-1], threshold=None, seed=seed, progress=False)
+    repeat_1 = repeat_loss(one, probe)[1]
+    assert repeat_1 > 2.0 and repeat_1 > 4 * repeat, (seed, repeat_1, repeat)

@@ -10,6 +10,7 @@ attention.py  notebooks 03-05: single-query attention, the causal softmax*, mult
 mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
 params.py     notebook 08: the parameter count of a model from its Config
+induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
@@ -19,3 +20,4 @@ from helpers.checks.attention import check_causal_softmax, check_multi_head_outp
 from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
+from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401

@@ -103,17 +103,20 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
             f' key&rarr;</th>{head}</tr>{"".join(rows)}</table>')
 
 
-def row_bars_html(weights, tokens: Sequence[str], title: str = "") -> str:
-    """One query's weights as horizontal HTML bars, largest value labelled."""
+def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[int, str] | None = None) -> str:
+    """One query's weights as horizontal HTML bars, largest value labelled. ``marks`` colours some
+    keys' bars (key index -> CSS colour), e.g. the tokens an induction head should attend to."""
     w = np.asarray(weights, dtype=float)
     top = float(w.max()) if len(w) else 1.0
+    marks = marks or {}
     lines = [f'<div style="font:12px sans-serif;margin:2px 0"><b>{html.escape(title)}</b></div>']
-    for t, a in zip(tokens, w):
+    for j, (t, a) in enumerate(zip(tokens, w)):
         width = 0 if top <= 0 else 180 * a / top
         lines.append(f'<div style="font:11px monospace;display:flex;align-items:center;height:14px">'
                      f'<span style="width:7em;text-align:right;padding-right:4px">{html.escape(_show(t))}</span>'
-                     f'<span style="display:inline-block;width:{width:.0f}px;height:10px;background:#2166ac">'
-                     f'</span><span style="padding-left:4px">{a:.3f}</span></div>')
+                     f'<span style="display:inline-block;width:{width:.0f}px;height:10px;'
+                     f'background:{marks.get(j, "#2166ac")}"></span>'
+                     f'<span style="padding-left:4px">{a:.3f}</span></div>')
     return "".join(lines)
 
 

@@ -1,0 +1,181 @@
+"""Exercises of notebook 09: an induction-score detector, an ablation measured, and a sequence on
+which the induction head is confidently wrong. Each check runs the learner's answer on cases the
+notebook does not show and names the usual mistake."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+
+from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+from helpers.induction import ALPHABET, encode, repeat_loss
+from helpers.interp.ablation import ablated
+from helpers.interp.loss import per_position_loss
+from helpers.interp.scores import duplicate_token_score, induction_score, pattern_score, previous_token_score
+from helpers.softmax import softmax
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5))
+
+
+def _case(seed: int, n_heads: int = 3, n: int = 12, n_vocab: int = 5):
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(n_vocab, (n,), generator=g)
+    S = torch.randn(n_heads, n, n, generator=g) * 2
+    S = S.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf)
+    return softmax(S, dim=-1), tokens
+
+
+def check_induction_score(fn) -> bool:
+    """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score."""
+    what = "induction_score(A, tokens)"
+    for seed in range(4):
+        A, tokens = _case(seed)
+        right = induction_score(A, tokens)
+        out = as_tensor(call(fn, A, tokens, what=what), what)
+        if out.dim() == 0 or out.shape == (1,):
+            raise ExerciseError(f"{what} returned one number; it should score every head: shape ({len(A)},). "
+                                "Average over queries (and keys), not over heads.")
+        expect_shape(out, tuple(right.shape), what, "One score per head: A is (n_heads, n, n).")
+        if torch.isnan(out).any():
+            raise ExerciseError(f"{what} returned NaN: did you divide by a count of queries that can be 0? "
+                                "Leave out the queries that have no induction key.")
+        if _close(out, right):
+            continue
+        n = tokens.shape[-1]
+        after_before = torch.zeros(n, n, dtype=torch.bool)  # keys j with t_{j+1} = t_i (one too early)
+        after_before[:, :-1] = tokens[:, None] == tokens[None, 1:]
+        after_before &= torch.ones(n, n, dtype=torch.bool).tril(-1)
+        induction_keys = torch.zeros(n, n, dtype=torch.bool)
+        induction_keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
+        induction_keys &= torch.ones(n, n, dtype=torch.bool).tril(0)
+        all_rows = (A * induction_keys).sum(-1).mean(-1)  # mean over every query, even those with no such key
+        if _close(out, duplicate_token_score(A, tokens)):
+            raise ExerciseError(f"{what} measures attention to earlier copies of the query's own token — that is a "
+                                "duplicate-token head. An induction head attends to the token *after* an earlier "
+                                "copy: key j with t_(j-1) = t_i.")
+        if _close(out, previous_token_score(A)):
+            raise ExerciseError(f"{what} is the previous-token score (key j = i - 1). The induction keys depend on "
+                                "the tokens: j such that t_(j-1) = t_i.")
+        if after_before.any() and _close(out, pattern_score(A, after_before)):
+            raise ExerciseError(f"{what} looks one position too early: key j with t_(j+1) = t_i is the token "
+                                "*before* an earlier copy. Shift by one: t_(j-1) = t_i.")
+        if _close(out, all_rows):
+            raise ExerciseError(f"{what} averages over every query, also those whose token never occurred before "
+                                "(they have no induction key and count as 0). Average only over queries that have "
+                                "at least one induction key.")
+        raise ExerciseError(f"{what} gives {out.tolist()} on a test case where the scores are "
+                            f"{[round(v, 4) for v in right.tolist()]}. For each query i, sum A[h, i, j] over keys "
+                            "j <= i with t_(j-1) = t_i; average over the queries that have such a key.")
+    return passed(f"{what} matches helpers.interp.scores.induction_score on 4 random patterns.")
+
+
+def _random_two_layer_model():
+    """A small untrained 2-layer model with large random weights (fixed seed), so that ablating any head
+    changes its loss clearly (at the usual small initialisation a head's output is almost nothing)."""
+    from helpers.induction import config
+    from helpers.train import fresh_model
+
+    model = fresh_model(config(n_layers=2), seed=7)
+    g = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.copy_(torch.randn(param.shape, generator=g) * 0.3)
+    return model
+
+
+def check_loss_without(fn) -> bool:
+    """fn(model, tokens (batch, 2 half), heads [(layer, head), ...]) -> float: the mean loss on the repeated
+    half with those heads zero-ablated. Tried on a model and tokens the notebook does not use, with no
+    head and with every single head ablated."""
+    from helpers.induction import probe_tokens
+
+    what = "loss_on_repeat_without(model, tokens, heads)"
+    model, tokens = _random_two_layer_model(), probe_tokens(32, batch=4, seed=2024)
+    H = model.cfg.n_heads
+    cases = [[]] + [[(layer, h)] for layer in range(model.cfg.n_layers) for h in range(H)]
+    _, clean_repeat = repeat_loss(model, tokens)
+    for heads in cases:
+        with ablated(model, heads=heads):
+            first, right = repeat_loss(model, tokens)
+            everything = float(per_position_loss(model, tokens).mean())
+        out = call(fn, model, tokens, heads, what=what)
+        try:
+            out = float(out)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"{what} should return one number (a mean loss in nats), got "
+                                f"{type(out).__name__}") from None
+        if math.isnan(out):
+            raise ExerciseError(f"{what} returned NaN for heads = {heads}.")
+        if abs(out - right) < 1e-4:
+            continue
+        if heads and abs(out - clean_repeat) < 1e-4:
+            raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean_repeat:.3f}: the ablation "
+                                "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`.")
+        if abs(out - everything) < 1e-4:
+            raise ExerciseError(f"{what} averages the loss over every position ({everything:.3f}). Only the "
+                                "predictions made in the second half can copy from the first: per_position_loss("
+                                "...)[:, half:].")
+        if abs(out - first) < 1e-4:
+            raise ExerciseError(f"{what} measured the first half (nothing to copy there); the repeat is the second.")
+        raise ExerciseError(f"{what} with heads = {heads} gives {out:.3f}; expected {right:.3f} (mean of "
+                            "per_position_loss(model, tokens)[:, half:] with those heads zero-ablated).")
+    return passed(f"{what} is right with no head and with each of the {len(cases) - 1} heads ablated.")
+
+
+@functools.lru_cache(maxsize=1)
+def reference_model():
+    """Notebook 09's model trained with its recipe (seed 0): the model exercise 3 is checked on."""
+    from helpers.induction import config, train_induction
+    from helpers.train import fresh_model
+
+    model = fresh_model(config(n_layers=2), seed=0)
+    train_induction(model, max_steps=1500, threshold=0.85, extra_steps=100, seed=0, progress=False)
+    return model
+
+
+def check_confident_mistake(fn, model=None) -> bool:
+    """fn() -> (text, truth): after ``text`` the model should predict a wrong token (not ``truth``) with
+    p > 0.5, and the mistake must be the induction heads' doing: with them ablated the wrong guess loses its
+    confidence. model: default the notebook's recipe trained with seed 0 (``reference_model``)."""
+    answer = call(fn, what="fooling_sequence()")
+    if not (isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(a, str) for a in answer)):
+        raise ExerciseError("fooling_sequence() should return two strings: (text, truth)")
+    text, truth = answer
+    if len(truth) != 1:
+        raise ExerciseError(f"truth should be one character (the token that really comes next), got {truth!r}")
+    model = model if model is not None else reference_model()
+    try:
+        ids = encode(text, model.cfg.n_ctx)
+        encode(truth)
+    except ValueError as e:
+        raise ExerciseError(str(e)) from None
+    p = softmax(model(ids)[:, -1].detach(), dim=0)
+    guess = ALPHABET[int(p.argmax())]
+    if guess == truth:
+        raise ExerciseError(f"After {text!r} the model predicts {truth!r} (p = {float(p.max()):.2f}) — it is right. "
+                            "Build a sequence where copying from an earlier occurrence gives the wrong answer.")
+    if float(p.max()) <= 0.5:
+        raise ExerciseError(f"The model's guess {guess!r} is wrong but not confident "
+                            f"(p = {float(p.max()):.2f} <= 0.5). Make the last token occur earlier, followed by "
+                            "the token you want it to copy.")
+    scores = induction_heads_of(model)
+    with ablated(model, heads=scores), torch.no_grad():
+        p_without = float(softmax(model(ids)[:, -1], dim=0)[ALPHABET.index(guess)])
+    if p_without > 0.5:
+        raise ExerciseError(f"The model says {guess!r} with p = {float(p.max()):.2f}, but it still does without its "
+                            f"induction heads (p = {p_without:.2f}): this mistake is not the induction heads' doing.")
+    return passed(f"After {text!r} the model says {guess!r} with p = {float(p.max()):.2f} (the truth is {truth!r}); "
+                  f"with its induction heads ablated, p({guess!r}) = {p_without:.2f}.")
+
+
+def induction_heads_of(model, threshold: float = 0.5) -> list[tuple[int, int]]:
+    """The (last layer, head) pairs whose induction score on a repeated probe passes ``threshold``."""
+    from helpers.induction import probe_tokens
+    from helpers.interp.scores import head_scores
+
+    s = head_scores(model, probe_tokens(model.cfg.n_ctx), which=("induction",))["induction"][-1]
+    return [(model.cfg.n_layers - 1, h) for h in range(len(s)) if float(s[h]) > threshold]

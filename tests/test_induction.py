@@ -1,0 +1,177 @@
+"""Notebook 09's helpers: the repeating data, the character tokens, training with snapshots, the two
+explorers and the three exercise checks (right answers pass, the usual wrong ones are named)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import checks
+from helpers.checks import ExerciseError
+from helpers.induction import (ALPHABET, N_VOCAB, config, decode, encode, probe_tokens, repeat_loss,
+                               repeating_batch, train_induction)
+from helpers.interp.ablation import ablated
+from helpers.interp.loss import per_position_loss
+from helpers.interp.scores import duplicate_token_score, induction_score, previous_token_score
+from helpers.train import fresh_model
+from helpers.widgets.induction import InductionExplorer, TrainingExplorer
+
+
+def test_every_training_row_repeats_with_a_period_of_4_to_16():
+    rows = repeating_batch(64, 33, torch.Generator().manual_seed(3))
+    assert rows.shape == (64, 33) and int(rows.max()) < N_VOCAB
+    for row in rows:
+        periods = [P for P in range(4, 17) if torch.equal(row[P:], row[:-P])]
+        assert periods, f"row {decode(row)!r} does not repeat with a period of 4-16"
+    again = repeating_batch(64, 33, torch.Generator().manual_seed(3))
+    assert torch.equal(rows, again)
+
+
+def test_characters_are_tokens_and_bad_text_is_named():
+    assert len(ALPHABET) == N_VOCAB == 64 == config().n_vocab
+    assert decode(encode("Mr and Mrs D. 42")) == "Mr and Mrs D. 42"
+    with pytest.raises(ValueError, match="empty"):
+        encode("")
+    with pytest.raises(ValueError, match=r"'%!' are not tokens"):
+        encode("50%!")
+    with pytest.raises(ValueError, match="n = 40 tokens but the model's n_ctx is 32"):
+        encode("a" * 40, n_ctx=32)
+
+
+def test_repeat_loss_splits_the_predictions_at_the_repeat():
+    model = fresh_model(config(), seed=1)
+    tokens = probe_tokens(32, batch=3)
+    assert torch.equal(tokens[:, :16], tokens[:, 16:])
+    L = per_position_loss(model, tokens)  # (3, 31): position i predicts token i + 1
+    first, repeat = repeat_loss(model, tokens)
+    assert first == pytest.approx(float(L[:, :15].mean()), abs=1e-6)  # tokens 2..16: nothing to copy yet
+    assert repeat == pytest.approx(float(L[:, 16:].mean()), abs=1e-6)  # tokens 18..32: all seen before
+
+
+def test_training_keeps_snapshots_and_stops_after_the_threshold():
+    model = fresh_model(config(), seed=0)
+    run = train_induction(model, max_steps=30, threshold=None, eval_every=10, progress=False)
+    assert run.step == list(range(1, 31)) and run.eval_step == [10, 20, 30] and run.formed_at is None
+    assert set(run.snapshots) == {10, 20, 30} and not model.training
+    assert torch.equal(run.snapshots[30]["unembed.W_U"], model.state_dict()["unembed.W_U"])
+    assert not torch.equal(run.snapshots[10]["unembed.W_U"], run.snapshots[30]["unembed.W_U"])
+    easy = train_induction(fresh_model(config(), seed=0), max_steps=50, threshold=-1.0, extra_steps=5,
+                           eval_every=10, progress=False)
+    assert easy.formed_at == 10 and easy.step[-1] == 15  # passed at the first evaluation, then 5 more steps
+    with pytest.raises(ValueError, match="max_steps"):
+        train_induction(model, max_steps=0)
+
+
+def test_induction_explorer_explains_bad_input_and_keeps_the_text():
+    model = fresh_model(config(), seed=0)
+    e = InductionExplorer(model, previous_head=0, induction_head=1, text="abcdab")
+    assert e.last_state["guess"] in ALPHABET and e.last_error == ""
+    assert "occurred before" in e.caption.value
+    for bad, words in (("", "empty"), ("ab%", "not a token"), ("x" * 33, "n_ctx is 32")):
+        e.text.value = bad
+        assert words in e.last_error and "gt-error" in e.caption.value
+        assert e.text.value == bad  # what the learner typed stays in the box
+    e.text.value = "abc"
+    assert "has not occurred before" in e.caption.value and e.last_error == ""
+    with pytest.raises(ValueError, match="head 5 does not exist"):
+        InductionExplorer(model, previous_head=5, induction_head=0)
+
+
+def test_training_explorer_slides_without_touching_the_learners_model():
+    model = fresh_model(config(), seed=0)
+    run = train_induction(model, max_steps=20, threshold=None, eval_every=10, progress=False)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    e = TrainingExplorer(model, run, previous_head=0, induction_head=1)
+    assert e.last_state["step"] == 20
+    e.step.value = 10
+    assert e.last_state["step"] == 10 and "Step 10" in e.caption.value and "<svg" in e.view.value
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+# --------------------------------------------------------------------------- exercise checks
+def _right_score(A, tokens):
+    return induction_score(A, tokens)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda A, t: duplicate_token_score(A, t), "duplicate-token head"),
+    (lambda A, t: previous_token_score(A), "previous-token score"),
+    (lambda A, t: induction_score(A, t).mean(), "one number"),
+    (lambda A, t: induction_score(A, t) * float("nan"), "NaN"),
+    (lambda A, t: induction_score(A, t) + 0.1, "For each query i"),
+])
+def test_check_induction_score_names_the_mistake(wrong, words):
+    assert checks.check_induction_score(_right_score)
+    with pytest.raises(ExerciseError, match=words):
+        checks.check_induction_score(wrong)
+
+
+def test_check_induction_score_recognises_averaging_over_every_query_and_one_too_early():
+    def every_row(A, tokens):
+        n = tokens.shape[-1]
+        keys = torch.zeros(n, n, dtype=torch.bool)
+        keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
+        keys &= torch.ones(n, n, dtype=torch.bool).tril()
+        return (A * keys).sum(-1).mean(-1)
+
+    def too_early(A, tokens):
+        n = tokens.shape[-1]
+        keys = torch.zeros(n, n, dtype=torch.bool)
+        keys[:, :-1] = tokens[:, None] == tokens[None, 1:]
+        keys &= torch.ones(n, n, dtype=torch.bool).tril(-1)
+        rows = keys.any(-1)
+        return (A * keys).sum(-1)[:, rows].mean(-1)
+
+    with pytest.raises(ExerciseError, match="also those whose token never occurred"):
+        checks.check_induction_score(every_row)
+    with pytest.raises(ExerciseError, match="one position too early"):
+        checks.check_induction_score(too_early)
+
+    def unwritten(A, tokens):
+        raise NotImplementedError
+
+    with pytest.raises(ExerciseError, match="not written yet"):
+        checks.check_induction_score(unwritten)
+
+
+def _loss_without(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
+
+
+def test_check_loss_without_names_the_mistake():
+    assert checks.check_loss_without(_loss_without)
+
+    def no_ablation(model, tokens, heads):
+        return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
+
+    def everywhere(model, tokens, heads):
+        with ablated(model, heads=heads):
+            return float(per_position_loss(model, tokens).mean())
+
+    def first_half(model, tokens, heads):
+        with ablated(model, heads=heads):
+            return float(per_position_loss(model, tokens)[:, : tokens.shape[-1] // 2 - 1].mean())
+
+    for wrong, words in ((no_ablation, "did not take effect"), (everywhere, "every position"),
+                         (first_half, "first half"), (lambda m, t, h: "a lot", "one number")):
+        with pytest.raises(ExerciseError, match=words):
+            checks.check_loss_without(wrong)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    from helpers.checks.induction import reference_model
+
+    return reference_model()  # notebook 09's recipe, seed 0 (a few seconds, cached)
+
+
+def test_check_confident_mistake_accepts_a_copying_error_and_explains_the_rest(trained):
+    assert checks.check_confident_mistake(lambda: ("my car is red. my ca", "t"), trained)
+    for answer, words in ((("my car is red. my ca", "r"), "it is right"),
+                          (("abcdefgh", "z"), "not confident"),
+                          (("my car is red. my ca", "tt"), "one character"),
+                          (("my car is r%d", "t"), "not a token"),
+                          ("just text", "two strings")):
+        with pytest.raises(ExerciseError, match=words):
+            checks.check_confident_mistake(lambda a=answer: a, trained)
