@@ -74,14 +74,15 @@ def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -
     return ax
 
 
-def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None) -> str:
+def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14) -> str:
     """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
     shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
-    hatches cells the mask removes. Rendering is string building: a redraw costs well under 10 ms."""
+    hatches cells the mask removes; ``cell`` is the side of a cell in pixels. Rendering is string
+    building: a redraw costs well under 10 ms."""
     A = np.asarray(A, dtype=float)
     n = len(tokens)
     labels = [html.escape(_show(t)) for t in tokens]
-    css = ("border-collapse:collapse;font:11px monospace;")
+    css = f"border-collapse:collapse;font:{min(11, cell)}px monospace;"
     head = "".join(f'<th style="writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;'
                    f'font-weight:normal">{lab}</th>' for lab in labels)
     rows = []
@@ -92,7 +93,7 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
             a = A[i, j]
             off = masked is not None and bool(masked[i, j])
             shade = f"rgba(33,102,172,{a:.3f})"
-            style = f"width:14px;height:14px;background:{'#eee' if off else shade};border:1px solid #fff"
+            style = f"width:{cell}px;height:{cell}px;background:{'#eee' if off else shade};border:1px solid #fff"
             if off:
                 style += ";background-image:repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)"
             cells.append(f'<td title="{labels[i]} &rarr; {labels[j]}: {a:.3f}" style="{style}"></td>')

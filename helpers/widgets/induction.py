@@ -35,7 +35,7 @@ def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, titles: tuple[str,
     n = len(text)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
-                    f"{pattern_html(A, list(text), query=n - 1, masked=future)}</div>"
+                    f"{pattern_html(A, list(text), query=n - 1, masked=future, cell=9)}</div>"
                     for A, t in zip((A0, A1), titles))
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
