@@ -84,7 +84,8 @@ say_supported() { echo "==> Gentle Transformers sets up and passes on Python $(s
 ensure_editable() {
   if [ "$(cat "$VENV/.gt-clone" 2>/dev/null)" != "$ROOT" ]; then
     echo "==> Pointing $VENV's helpers package at this clone ($ROOT)"
-    quiet_pip install --quiet --no-deps -e .
+    local out  # (setuptools' notes about editable installs are shown only if it fails)
+    out=$("$PY" -m pip install --quiet --no-deps -e . 2>&1) || { echo "$out" >&2; die "could not install helpers/ into $VENV"; }
     echo "$ROOT" > "$VENV/.gt-clone"
   fi
 }
