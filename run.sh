@@ -39,6 +39,7 @@ supported_words() { echo "$SUPPORTED_PYTHONS" | sed -e 's/ /, /g' -e 's/, \([^,]
 is_supported() { case " $SUPPORTED_PYTHONS " in *" $1 "*) return 0 ;; esac; return 1; }
 py_minor() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
 py_full() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
+sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi; }  # (macOS: shasum)
 in_ci() { case "$(echo "${CI:-}" | tr '[:upper:]' '[:lower:]')" in 1 | true | yes) return 0 ;; esac; return 1; }
 quiet_pip() { "$PY" -m pip "$@" 2> >(grep -v "is ignored: it is neither" >&2); }  # drops notes about local
 # index folders this machine's pip config names but lacks
@@ -92,7 +93,7 @@ ensure_editable() {
 
 setup() {
   local stamp want v torch_now
-  want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+  want=$(cat requirements.txt pyproject.toml | sha256 | cut -d' ' -f1)
   stamp="$VENV/.gt-installed"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && v=$(py_minor "$PY"); then
     ensure_editable
@@ -157,7 +158,7 @@ browser() {
 # The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
 # GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
 other_pythons() {
-  local main list v base venv
+  local main list v base venv logs jobs_ job
   if [ -z "${GT_PYTHONS:-}" ] && ! in_ci; then
     echo "==> Other Pythons: not checked (they are with CI=true or GT_PYTHONS=\"3.10 3.13\" bash run.sh test)"
     return 0
@@ -167,8 +168,10 @@ other_pythons() {
   for v in $list; do
     is_supported "$v" || die "GT_PYTHONS names Python $v; the supported ones are $(supported_words)."
   done
-  echo "==> Other Pythons: preparing environments in $CACHE (tests/test_pythons.py tests them)"
+  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests them)"
   mkdir -p "$CACHE"
+  logs=$(mktemp -d)
+  jobs_=""
   for v in $list; do
     if [ "$v" = "$main" ]; then
       echo "==> Python $v: the main environment ($VENV) runs the whole suite with it"; continue
@@ -177,51 +180,64 @@ other_pythons() {
       echo "==> Python $v: not installed on this machine"; continue
     fi
     venv="$CACHE/venv-py$v"
-    # one set-up at a time per environment (several clones on one machine share it)
-    if command -v flock >/dev/null 2>&1; then
-      flock "$venv.lock" env GT_PYTHON="$base" GT_VENV="$venv" bash "$ROOT/run.sh" setup ||
-        echo "run.sh: setting up Python $v in $venv failed (see above); tests/test_pythons.py will fail" >&2
+    echo "==> Python $v: $base -> $venv"
+    # each a set-up of its own (GT_PYTHON, GT_VENV), one at a time per environment: clones share them
+    ( if command -v flock >/dev/null 2>&1; then exec flock "$venv.lock" env GT_PYTHON="$base" GT_VENV="$venv" bash "$ROOT/run.sh" setup
+      else GT_PYTHON="$base" GT_VENV="$venv" exec bash "$ROOT/run.sh" setup; fi ) >"$logs/$v.log" 2>&1 &
+    jobs_="$jobs_ $v:$!"
+  done
+  for job in $jobs_; do
+    v=${job%%:*}
+    if wait "${job#*:}"; then
+      sed 's/^/    /' "$logs/$v.log"
+      echo "==> Python $v: ready"
     else
-      GT_PYTHON="$base" GT_VENV="$venv" bash "$ROOT/run.sh" setup ||
-        echo "run.sh: setting up Python $v in $venv failed (see above); tests/test_pythons.py will fail" >&2
+      sed 's/^/    /' "$logs/$v.log" >&2
+      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/test_pythons.py reports it" >&2
     fi
   done
+  rm -rf "$logs"
 }
 
-cmd="${1:-lab}"; shift || true
-case "$cmd" in
-  setup)
-    setup
-    ;;
-  lab)
-    setup
-    extra=()
-    if [ "$(id -u)" = 0 ] && [[ " $* " != *" --allow-root "* ]]; then
-      echo "==> You are root: adding --allow-root (JupyterLab refuses to start as root without it)"
-      extra=(--allow-root)
-    fi
-    exec "$VENV/bin/jupyter" lab notebooks/01_bigrams.ipynb ${extra[@]+"${extra[@]}"} "$@"
-    ;;
-  test)
-    setup
-    browser
-    other_pythons
-    export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
-    exec "$PY" -m pytest "$@"
-    ;;
-  bench)
-    setup
-    browser
-    exec "$PY" tools/bench.py "$@"
-    ;;
-  refresh-notebooks)
-    setup
-    export GT_THREADS="${GT_THREADS:-1}"
-    exec "$PY" tools/notebooks.py refresh "$@"
-    ;;
-  find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
-    find_python_version "${1:?usage: bash run.sh find-python 3.X}"
-    ;;
-  *)
-    echo "usage: bash run.sh [lab|test|bench|refresh-notebooks|setup]" >&2; exit 2 ;;
-esac
+# (All of it is read before it runs: editing or pulling this file while a command runs cannot break that run.)
+main() {
+  cmd="${1:-lab}"; shift || true
+  case "$cmd" in
+    setup)
+      setup
+      ;;
+    lab)
+      setup
+      extra=()
+      if [ "$(id -u)" = 0 ] && [[ " $* " != *" --allow-root "* ]]; then
+        echo "==> You are root: adding --allow-root (JupyterLab refuses to start as root without it)"
+        extra=(--allow-root)
+      fi
+      exec "$VENV/bin/jupyter" lab notebooks/01_bigrams.ipynb ${extra[@]+"${extra[@]}"} "$@"
+      ;;
+    test)
+      setup
+      browser
+      other_pythons
+      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      exec "$PY" -m pytest "$@"
+      ;;
+    bench)
+      setup
+      browser
+      exec "$PY" tools/bench.py "$@"
+      ;;
+    refresh-notebooks)
+      setup
+      export GT_THREADS="${GT_THREADS:-1}"
+      exec "$PY" tools/notebooks.py refresh "$@"
+      ;;
+    find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
+      find_python_version "${1:?usage: bash run.sh find-python 3.X}"
+      ;;
+    *)
+      echo "usage: bash run.sh [lab|test|bench|refresh-notebooks|setup]" >&2; exit 2 ;;
+  esac
+}
+
+main "$@"; exit
