@@ -168,7 +168,8 @@ other_pythons() {
   for v in $list; do
     is_supported "$v" || die "GT_PYTHONS names Python $v; the supported ones are $(supported_words)."
   done
-  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests them)"
+  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests"
+  echo "    them). A new one downloads about 3 GB on Linux and takes several minutes; a prepared one, seconds."
   mkdir -p "$CACHE"
   logs=$(mktemp -d)
   jobs_=""
