@@ -125,7 +125,7 @@ Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VE
     *) [ "$(uname -s)" = Linux ] &&
          echo "==> On Linux, PyTorch from PyPI can bring its CUDA libraries (GBs): README.md, \"Platforms\", says how to avoid it" ;;
   esac
-  echo "==> Installing the pinned packages into $VENV (the first time takes a few minutes)"
+  echo "==> Installing the pinned packages into $VENV (minutes when new, seconds for an update)"
   "$PY" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
   quiet_pip install --quiet -r requirements.txt
   if [ "$v" = 3.10 ]; then

@@ -36,7 +36,8 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gent
 THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 
 # What runs inside each other Python (measured: about a minute each on 2 busy cores).
-NOT_THERE = ["tests/browser", "tests/test_pythons.py", "tests/test_determinism.py"]
+NOT_THERE = ["tests/browser", "tests/test_pythons.py",
+             "tests/test_determinism.py", "tests/test_seeds.py"]  # these run notebooks again or train over seeds
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
 TIMEOUT = 900  # s, for the whole run inside one environment
 
