@@ -122,8 +122,10 @@ Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VE
   torch_now=$("$PY" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)
   case "$torch_now" in
     2.13.0+cpu) echo "==> PyTorch $torch_now is already installed in $VENV: pip keeps it (no CUDA download)" ;;
-    *) [ "$(uname -s)" = Linux ] &&
-         echo "==> On Linux, PyTorch from PyPI can bring its CUDA libraries (GBs): README.md, \"Platforms\", says how to avoid it" ;;
+    2.13.0*) ;;  # installed by an earlier set-up
+    *) if [ "$(uname -s)" = Linux ]; then
+         echo "==> On Linux, PyTorch from PyPI brings its CUDA libraries (GBs): README.md, \"Platforms\", says how to avoid it"
+       fi ;;
   esac
   echo "==> Installing the pinned packages into $VENV (minutes when new, seconds for an update)"
   "$PY" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
