@@ -175,3 +175,12 @@ def test_check_confident_mistake_accepts_a_copying_error_and_explains_the_rest(t
                           ("just text", "two strings")):
         with pytest.raises(ExerciseError, match=words):
             checks.check_confident_mistake(lambda a=answer: a, trained)
+
+
+def test_induction_explorer_frames_earlier_copies_and_their_successors():
+    e = InductionExplorer(fresh_model(config(), seed=0), previous_head=0, induction_head=1, text="abcab")
+    # per panel: earlier copies of a (query 4) and b (query 5), and the tokens after them (b, c)
+    assert e.view.value.count("box-shadow:inset 0 0 0 2px #1b9e77") == 2 * 2
+    assert e.view.value.count("box-shadow:inset 0 0 0 2px #d95f02") == 2 * 2
+    e.text.value = "abcd"  # nothing repeats: nothing framed
+    assert "box-shadow" not in e.view.value

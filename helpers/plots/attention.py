@@ -74,13 +74,16 @@ def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -
     return ax
 
 
-def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14) -> str:
+def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14,
+                 marks: dict[str, object] | None = None) -> str:
     """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
     shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
-    hatches cells the mask removes; ``cell`` is the side of a cell in pixels. Rendering is string
-    building: a redraw costs well under 10 ms."""
+    hatches cells the mask removes; ``cell`` is the side of a cell in pixels; ``marks`` maps a CSS
+    colour to an (n, n) bool array of cells to frame in it (e.g. where an induction head should look).
+    Rendering is string building: a redraw costs well under 10 ms."""
     A = np.asarray(A, dtype=float)
     n = len(tokens)
+    frames = [(colour, np.asarray(m, dtype=bool)) for colour, m in (marks or {}).items()]
     labels = [html.escape(_show(t)) for t in tokens]
     css = f"border-collapse:collapse;font:{min(11, cell)}px monospace;"
     head = "".join(f'<th style="writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;'
@@ -96,6 +99,9 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
             style = f"width:{cell}px;height:{cell}px;background:{'#eee' if off else shade};border:1px solid #fff"
             if off:
                 style += ";background-image:repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)"
+            for colour, m in frames:
+                if m[i, j]:
+                    style += f";box-shadow:inset 0 0 0 2px {colour}"
             cells.append(f'<td title="{labels[i]} &rarr; {labels[j]}: {a:.3f}" style="{style}"></td>')
         mark = "outline:2px solid #d62728;" if sel else ""
         rows.append(f'<tr style="{mark}"><th style="text-align:right;padding-right:4px;font-weight:'

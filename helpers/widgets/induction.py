@@ -1,8 +1,8 @@
 """Notebook 09's explorers (HTML, like the attention explorers: a redraw costs milliseconds).
 
 InductionExplorer   type any sequence of the model's 64 characters; see the previous-token head and the
-                    induction head side by side, and, for the last token, its earlier occurrences
-                    (green) and the tokens that followed them (orange) in both heads' weights.
+                    induction head side by side, with each query token's earlier occurrences framed
+                    green and the tokens that followed them orange; below, the last token's weights.
 TrainingExplorer    a slider over the training steps kept during training: both heads' patterns on a
                     repeated sequence and the loss curve, before, during and after the phase change.
 """
@@ -15,6 +15,7 @@ import ipywidgets as W
 import torch
 
 from helpers.induction import ALPHABET, InductionRun, decode, encode
+from helpers.interp.scores import duplicate_token_mask, induction_mask
 from helpers.interp.validate import check_head
 from helpers.model import names
 from helpers.model.transformer import Transformer
@@ -32,10 +33,14 @@ def _label(c: str) -> str:
 
 
 def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, titles: tuple[str, str]) -> str:
+    """Both patterns side by side; in every row, the query token's earlier occurrences are framed green
+    and the tokens that followed them orange (where an induction head should look)."""
     n = len(text)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
+    ids = encode(text)
+    marks = {EARLIER: duplicate_token_mask(ids).numpy(), AFTER: induction_mask(ids).numpy()}
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
-                    f"{pattern_html(A, list(text), query=n - 1, masked=future, cell=9)}</div>"
+                    f"{pattern_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks)}</div>"
                     for A, t in zip((A0, A1), titles))
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
@@ -120,6 +125,7 @@ class TrainingExplorer(HTMLExplorer):
                            marker=s, ymax=1.0, label="head scores")
         text = (f"Step {s}: training loss {loss[s - 1]:.2f}, induction score {self.run.induction[k]:.2f}, "
                 f"previous-token score {self.run.previous[k]:.2f}. The sequence is 16 random characters "
-                f"twice; an induction head's pattern is a diagonal stripe in the second half.")
+                f"twice; an induction head's weight sits in the orange frames (the token after the earlier copy, "
+                f"framed green), a diagonal stripe in the second half.")
         state = {"step": s, "induction": f"{self.run.induction[k]:.2f}"}
         return text, state, f'<div style="display:flex;gap:12px">{chart}{scores}</div>' + view
