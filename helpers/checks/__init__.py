@@ -21,3 +21,4 @@ from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
+from helpers.checks.circuits import check_attention_mults, check_k_composition, check_ov_circuit  # noqa: F401

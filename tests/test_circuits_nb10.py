@@ -1,0 +1,200 @@
+"""Notebook 10: the exercise checks (right answers pass, typical mistakes are named, unwritten answers say
+so), the circuit explorer, and the notebook's live-training claims for seeds 0-4 with its exact recipe."""
+
+import pytest
+import torch
+
+from helpers import checks
+from helpers.checks.base import ExerciseError
+from helpers.induction import ALPHABET, config
+from helpers.train import fresh_model
+
+
+def _unwritten(*_):
+    raise NotImplementedError
+
+
+# --- exercise 1: the OV circuit -------------------------------------------------------------------------
+
+def test_ov_circuit_check_passes_the_product():
+    assert checks.check_ov_circuit(lambda W_O, W_V: W_O @ W_V)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda W_O, W_V: W_V @ W_O, "order is reversed"),
+    (lambda W_O, W_V: (W_O @ W_V).T, "transposed"),
+    (lambda W_O, W_V: W_O @ W_V * 2, "differs from W_O @ W_V"),
+    (lambda W_O, W_V: W_O, "shape"),
+    (_unwritten, "not written yet"),
+])
+def test_ov_circuit_check_names_the_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_ov_circuit(wrong)
+
+
+# --- exercise 2: K-composition --------------------------------------------------------------------------
+
+def _score(M, W):
+    return torch.linalg.matrix_norm(M @ W) / (torch.linalg.matrix_norm(M) * torch.linalg.matrix_norm(W))
+
+
+def test_k_composition_check_passes_the_frobenius_ratio():
+    assert checks.check_k_composition(_score)
+    assert checks.check_k_composition(lambda M, W: float(_score(M, W)))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda M, W: torch.linalg.matrix_norm(M @ W), "without normalisation"),
+    (lambda M, W: _score(W, M), "wrong side"),
+    (lambda M, W: _score(M.T, W), "Q-composition"),
+    (lambda M, W: 0.5, "Frobenius"),
+    (lambda M, W: "high", "one number"),
+    (_unwritten, "not written yet"),
+])
+def test_k_composition_check_names_the_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_k_composition(wrong)
+
+
+# --- exercise 3: the cost of a head ---------------------------------------------------------------------
+
+def test_attention_mults_check_passes_the_formula():
+    assert checks.check_attention_mults(lambda d, h, n: 2 * h * n * (2 * d + n))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda d, h, n: 4 * d * h * n**2, "inside the loop"),
+    (lambda d, h, n: n**2 * (4 * d * h + 2 * h), "inside the loop"),
+    (lambda d, h, n: 4 * d * h + 2 * h * n**2, "per position"),
+    (lambda d, h, n: 4 * d * h * n, "leaves out the pairs"),
+    (lambda d, h, n: 4 * d * h * n + h * n**2, "one d_head per pair"),
+    (lambda d, h, n: 3 * d * h * n + 2 * h * n**2, "W_O is the fourth"),
+    (lambda d, h, n: 7, "expected"),
+    (lambda d, h, n: None, "whole number"),
+    (_unwritten, "not written yet"),
+])
+def test_attention_mults_check_names_the_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_attention_mults(wrong)
+
+
+# --- the explorer ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def copying_model():
+    """A 2-layer model of notebook 09's shape whose layer-1 head 0 copies the first d_head tokens exactly,
+    made by hand (W_U W_OV W_E = diag(1, ..., 1, 0, ..., 0)), so the explorer's answer is known without training."""
+    model = fresh_model(config(n_layers=2), seed=0)
+    with torch.no_grad():
+        attn = model.blocks[1].attn
+        d_head, d_model = attn.W_V.shape[1:]
+        E = torch.linalg.qr(torch.randn(d_model, d_model, generator=torch.Generator().manual_seed(0)))[0]
+        model.embed.W_E.copy_(E)                       # 64 orthonormal token directions
+        model.unembed.W_U.copy_(E.T)                   # W_U W_E = I
+        attn.W_V[0].copy_(E.T[:d_head])                # reads the first d_head token directions
+        attn.W_O[0].copy_(E[:, :d_head])               # and writes them back
+    return model
+
+
+def test_explorer_shows_qk_row_and_ov_column():
+    from helpers.interp.circuits import token_ov_table, token_qk_table
+    from helpers.widgets.circuits import CircuitExplorer
+
+    model = fresh_model(config(n_layers=2), seed=1)
+    ex = CircuitExplorer(model, layer=1, head=1, token="q")
+    qk, ov = token_qk_table(model, 1, 1), token_ov_table(model, 1, 1)
+    a = ALPHABET.index("q")
+    assert ex.last_state["layer"] == 1 and ex.last_state["head"] == 1 and ex.last_state["token"] == "q"
+    assert ex.last_state["top_key"] == ALPHABET[int(qk[a].argmax())]
+    assert ex.last_state["top_written"] == ALPHABET[int(ov[:, a].argmax())]
+    assert 'class="gt-caption"' in ex.caption.value and "data-state=" in ex.caption.value
+    assert "layer=1;head=1;token=q" in ex.caption.value
+    ex.layer.value = 0
+    ex.head.value = 0
+    ex.token.value = "Z"
+    assert ex.last_state["layer"] == 0 and ex.last_state["token"] == "Z"
+    assert ex.last_state["top_written"] == ALPHABET[int(token_ov_table(model, 0, 0)[:, ALPHABET.index("Z")].argmax())]
+    assert ex.seconds and max(ex.seconds) < 1.0
+
+
+def test_explorer_sees_a_copying_head(copying_model):
+    from helpers.widgets.circuits import CircuitExplorer
+
+    ex = CircuitExplorer(copying_model, layer=1, head=0, token="a")
+    assert ex.last_state["top_written"] == "a"
+    assert "itself" in ex.caption.value
+
+
+@pytest.mark.parametrize("text, message", [("", "empty"), ("é", "is not a token"), ("ab", "one character")])
+def test_explorer_bad_token_goes_to_the_caption(text, message):
+    from helpers.widgets.circuits import CircuitExplorer
+
+    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="a")
+    ex.token.value = text
+    assert message in ex.last_error
+    assert "gt-error" in ex.caption.value and ex.token.value == text   # the text is kept
+    ex.token.value = "b"
+    assert not ex.last_error and ex.last_state["token"] == "b"
+
+
+def test_explorer_rejects_bad_heads_and_models():
+    from helpers.model.config import Config
+    from helpers.widgets.circuits import CircuitExplorer
+
+    model = fresh_model(config(n_layers=2), seed=1)
+    with pytest.raises(ValueError):
+        CircuitExplorer(model, layer=2, head=0)
+    with pytest.raises(ValueError):
+        CircuitExplorer(model, layer=0, head=5)
+    with pytest.raises(ValueError, match="n_vocab"):
+        CircuitExplorer(fresh_model(Config(n_vocab=10, d_model=8, n_ctx=4, n_layers=1, n_heads=1)), layer=0, head=0)
+
+
+# --- the notebook's claims from live training, seeds 0-4 (its exact recipe) ------------------------------
+
+@pytest.mark.parametrize("seed", range(5))
+def test_10_circuit_claims_hold_for_every_seed(seed):
+    from helpers.induction import probe_tokens, repeat_loss, train_induction
+    from helpers.interp.ablation import ablated
+    from helpers.interp.circuits import composition_scores, positional_qk_table, token_ov_table
+    from helpers.interp.scores import head_scores
+
+    model = fresh_model(config(n_layers=2), seed=seed)
+    train_induction(model, max_steps=1500, threshold=0.85, extra_steps=100, seed=seed, progress=False)
+    probe = probe_tokens(32)
+    scores = head_scores(model, probe, which=("previous", "induction"))
+    previous_heads = [h for h in range(2) if scores["previous"][0, h] > 0.3]
+    induction_heads = [h for h in range(2) if scores["induction"][1, h] > 0.5]
+    other_heads = [h for h in range(2) if h not in previous_heads]
+    prev = int(scores["previous"][0].argmax())
+    assert previous_heads and induction_heads
+
+    P = positional_qk_table(model, 0, prev)
+    on_band = [int(P[i, : i + 1].argmax()) == i - 1 for i in range(1, 32)]
+    assert sum(on_band[:15]) / 15 >= 0.9 and sum(on_band[15:]) / 16 < 0.5, (seed, on_band)
+
+    def copying(layer, h):
+        T = token_ov_table(model, layer, h)
+        lam = torch.linalg.eigvals(T)
+        return float((T.argmax(0) == torch.arange(64)).float().mean()), float(lam.real.sum() / lam.abs().sum())
+
+    for h in induction_heads:
+        share, eig = copying(1, h)
+        assert share > 0.9 and eig > 0.9, (seed, h, share, eig)
+    for h in range(2):
+        share, eig = copying(0, h)
+        assert share < 0.5 and eig < 0.6, (seed, h, share, eig)
+    assert copying(0, prev)[1] < 0
+
+    K, Q, V = (composition_scores(model, kind) for kind in "KQV")
+    pairs = [(h1, h2) for h1 in previous_heads for h2 in induction_heads]
+    strongest_K = min(float(K[p]) for p in pairs)
+    assert strongest_K > max(max(float(Q[p]), float(V[p])) for p in pairs)
+    assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in induction_heads)
+
+    def without(heads):
+        with ablated(model, heads=heads):
+            return repeat_loss(model, probe)[1]
+
+    assert without([(0, h) for h in previous_heads]) > 2.5
+    assert not other_heads or without([(0, h) for h in other_heads]) < 0.8
