@@ -108,7 +108,7 @@ def test_explorer_shows_qk_row_and_ov_column():
     assert ex.last_state["top_key"] == ALPHABET[int(qk[a].argmax())]
     assert ex.last_state["top_written"] == ALPHABET[int(ov[:, a].argmax())]
     assert 'class="gt-caption"' in ex.caption.value and "data-state=" in ex.caption.value
-    assert "layer=1;head=1;token=q" in ex.caption.value
+    assert "layer=1;head=1;text=q;token=q" in ex.caption.value
     ex.layer.value = 0
     ex.head.value = 0
     ex.token.value = "Z"
@@ -125,7 +125,7 @@ def test_explorer_sees_a_copying_head(copying_model):
     assert "itself" in ex.caption.value
 
 
-@pytest.mark.parametrize("text, message", [("", "empty"), ("é", "is not a token"), ("ab", "one character")])
+@pytest.mark.parametrize("text, message", [("", "empty"), ("é", "is not a token"), ("the ü", "is not a token")])
 def test_explorer_bad_token_goes_to_the_caption(text, message):
     from helpers.widgets.circuits import CircuitExplorer
 
@@ -135,6 +135,14 @@ def test_explorer_bad_token_goes_to_the_caption(text, message):
     assert "gt-error" in ex.caption.value and ex.token.value == text   # the text is kept
     ex.token.value = "b"
     assert not ex.last_error and ex.last_state["token"] == "b"
+
+
+def test_explorer_reads_the_last_character_of_a_longer_text():
+    from helpers.widgets.circuits import CircuitExplorer
+
+    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="the")
+    assert not ex.last_error and ex.last_state["text"] == "the" and ex.last_state["token"] == "e"
+    assert "3 tokens" in ex.caption.value and "the last one" in ex.caption.value
 
 
 def test_explorer_rejects_bad_heads_and_models():

@@ -1,6 +1,7 @@
 """Notebook 10's explorer: one token through one head's two circuits (HTML, a redraw costs milliseconds).
 
-CircuitExplorer   pick a layer and a head and type a token (one character): its row of the QK table
+CircuitExplorer   pick a layer and a head and type a token (one character; of a longer text the last
+                  one is shown, as in notebook 09's explorer): its row of the QK table
                   W_E^T W_QK W_E (which key tokens this query token scores highest) and its column of the
                   OV table W_U W_OV W_E (which tokens' logits attending to it raises), as top-token bars.
 """
@@ -47,10 +48,9 @@ class CircuitExplorer(HTMLExplorer):
 
     def render(self):
         text = self.token.value
-        if len(text) != 1:
-            encode(text)  # an empty box or an unknown character gets the tokens' own message
-            raise ValueError(f"type one character (one token), not {len(text)}: {text!r}")
-        a = int(encode(text)[0])
+        ids = encode(text)  # an empty box or an unknown character gets the tokens' own message
+        a = int(ids[-1])  # several characters: the last one is the query token, as in notebook 09's explorer
+        char = ALPHABET[a]
         layer, head = self.layer.value, self.head.value
         qk, ov = self.tables(layer, head)
         row, col = qk[a], ov[:, a]  # scores of query a on every key token; logits written by attending to a
@@ -63,11 +63,12 @@ class CircuitExplorer(HTMLExplorer):
         ov_bars = row_bars_html((col[top_o] - col.mean()).numpy(), outs, "OV: tokens it writes (logit − mean)", mark)
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
                 f"<div>{qk_bars}</div><div>{ov_bars}</div></div>")
-        t = html.escape(_label(text))
+        t = html.escape(_label(char))
         copies = top_o[0] == a
-        caption = (f"Layer {layer}, head {head}, token '<b>{t}</b>'. As a query, '{t}' scores the key token "
+        several = (f"'{html.escape(text)}' is {len(text)} tokens; this shows the last one. " if len(text) > 1 else "")
+        caption = (f"{several}Layer {layer}, head {head}, token '<b>{t}</b>'. As a query, '{t}' scores the key token "
                    f"'{html.escape(keys[0])}' highest; attended to, '{t}' raises the logit of "
                    f"'{html.escape(outs[0])}' most" + (" — itself: this head copies it." if copies else "."))
-        state = {"layer": layer, "head": head, "token": text, "top_key": ALPHABET[top_k[0]],
+        state = {"layer": layer, "head": head, "text": text, "token": char, "top_key": ALPHABET[top_k[0]],
                  "top_written": ALPHABET[top_o[0]]}
         return caption, state, view
