@@ -11,6 +11,7 @@ mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
 params.py     notebook 08: the parameter count of a model from its Config
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
+circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost of attention
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
