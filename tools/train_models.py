@@ -134,16 +134,15 @@ def repeat_halves(model, seed: int = 0) -> dict:
     repeated inside a half): every layer's "induction" and "previous" head scores, and the mean loss
     on predicting the first half's tokens vs the repeated half's (its 2nd token on: the first token
     of the repeat cannot be predicted)."""
-    from helpers.interp.loss import per_position_loss
+    from helpers.induction import repeat_loss
     from helpers.interp.scores import head_scores
     from helpers.interp.sequences import repeated_tokens
 
-    half = model.cfg.n_ctx // 2
-    ids = repeated_tokens(model.cfg.n_vocab, half=half, batch=8, seed=seed, distinct=True)
+    ids = repeated_tokens(model.cfg.n_vocab, half=model.cfg.n_ctx // 2, batch=8, seed=seed, distinct=True)
     scores = head_scores(model, ids, which=("previous", "induction"))
-    loss = per_position_loss(model, ids)  # (8, 2 half - 1): entry i predicts token i + 1 (from 0)
+    loss_first, loss_repeat = repeat_loss(model, ids)
     return {"induction": scores["induction"], "previous": scores["previous"],
-            "loss_first": float(loss[:, : half - 1].mean()), "loss_repeat": float(loss[:, half:].mean())}
+            "loss_first": loss_first, "loss_repeat": loss_repeat}
 
 
 def _lean_loss(model, batch):

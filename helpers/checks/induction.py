@@ -13,7 +13,8 @@ from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, pa
 from helpers.induction import ALPHABET, encode, repeat_loss
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
-from helpers.interp.scores import duplicate_token_score, induction_score, pattern_score, previous_token_score
+from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
+                                   previous_token_score)
 from helpers.softmax import softmax
 
 
@@ -49,10 +50,7 @@ def check_induction_score(fn) -> bool:
         after_before = torch.zeros(n, n, dtype=torch.bool)  # keys j with t_{j+1} = t_i (one too early)
         after_before[:, :-1] = tokens[:, None] == tokens[None, 1:]
         after_before &= torch.ones(n, n, dtype=torch.bool).tril(-1)
-        induction_keys = torch.zeros(n, n, dtype=torch.bool)
-        induction_keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
-        induction_keys &= torch.ones(n, n, dtype=torch.bool).tril(0)
-        all_rows = (A * induction_keys).sum(-1).mean(-1)  # mean over every query, even those with no such key
+        all_rows = (A * induction_mask(tokens)).sum(-1).mean(-1)  # mean over every query, even those with no such key
         if _close(out, duplicate_token_score(A, tokens)):
             raise ExerciseError(f"{what} measures attention to earlier copies of the query's own token — that is a "
                                 "duplicate-token head. An induction head attends to the token *after* an earlier "
