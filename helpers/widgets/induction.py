@@ -32,12 +32,11 @@ def _label(c: str) -> str:
     return "␣" if c == " " else c
 
 
-def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, titles: tuple[str, str]) -> str:
+def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, ids: torch.Tensor, titles: tuple[str, str]) -> str:
     """Both patterns side by side; in every row, the query token's earlier occurrences are framed green
     and the tokens that followed them orange (where an induction head should look)."""
     n = len(text)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
-    ids = encode(text)
     marks = {EARLIER: duplicate_token_mask(ids).numpy(), AFTER: induction_mask(ids).numpy()}
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
                     f"{pattern_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks)}</div>"
@@ -68,7 +67,7 @@ class InductionExplorer(HTMLExplorer):
         earlier = [j for j in range(n - 1) if text[j] == last]
         after = [j + 1 for j in earlier]
         marks = {j: EARLIER for j in earlier} | {j: AFTER for j in after}
-        view = _two_heads(A0, A1, text, (f"layer 0, head {self.heads[0]} (previous token)",
+        view = _two_heads(A0, A1, text, ids, (f"layer 0, head {self.heads[0]} (previous token)",
                                          f"layer 1, head {self.heads[1]} (induction)"))
         bars = (f'<div style="display:flex;gap:24px;margin-top:8px">'
                 f'<div>{row_bars_html(A0[-1].numpy(), list(text), "previous-token head, last query", marks)}</div>'
@@ -117,7 +116,8 @@ class TrainingExplorer(HTMLExplorer):
         _, cache = self.model.run_with_cache(self.ids)
         A0 = cache[names.key(0, "A")][self.heads[0]]
         A1 = cache[names.key(1, "A")][self.heads[1]]
-        view = _two_heads(A0, A1, self.text_value, (f"layer 0, head {self.heads[0]}", f"layer 1, head {self.heads[1]}"))
+        view = _two_heads(A0, A1, self.text_value, self.ids,
+                          (f"layer 0, head {self.heads[0]}", f"layer 1, head {self.heads[1]}"))
         loss = smooth(self.run.loss)
         chart = curve_svg(self.run.step, {"training loss": (loss, "#2166ac")}, marker=s, label="training loss")
         scores = curve_svg(self.run.eval_step, {"induction": (self.run.induction, AFTER),
