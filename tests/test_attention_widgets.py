@@ -151,7 +151,7 @@ def test_heads_explorer_switches_heads_off(model_and_tok):
     p_all = model.next_token_probs(ids)
     best = tok.vocab[int(p_all.argmax())]
     ex.switches[2].value = False
-    assert ex.off == {(1, 2)} and ex.last_state["head2"] == "off" and ex.last_state["off"] == "L1h2"
+    assert ex.off == {(1, 2)} and ex.last_state["head2"] == "off" and ex.last_state["off"] == "1:2"
     assert ex.switches[2].description == "head 2 off" and "(off)" in ex.view.value
     with ablated(model, heads=[(1, 2)]):
         p_off = model.next_token_probs(ids)
@@ -160,7 +160,7 @@ def test_heads_explorer_switches_heads_off(model_and_tok):
     assert "loss on this text" in ex.caption.value
     ex.layer.value = 0  # layer 0's switches are its own: all on, but layer 1 head 2 stays off
     assert all(sw.value for sw in ex.switches) and ex.off == {(1, 2)}
-    assert ex.last_state["head2"] == "on" and ex.last_state["off"] == "L1h2"
+    assert ex.last_state["head2"] == "on" and ex.last_state["off"] == "1:2"
     ex.switches[0].value = False
     assert ex.off == {(0, 0), (1, 2)}
     ex.layer.value = 1

@@ -67,13 +67,16 @@ class LastTokenExplorer(Explorer):
         _needs_attention(model)
         self.model, self.tok, self.top = model, tokenizer, top
         self.text = text_box("text", text)
-        self.head = _numbered("head", model.cfg.n_heads, head)
-        super().__init__([self.text, self.head])
+        # a one-head model (notebook 03's, like the post's) needs no head buttons
+        self.head = _numbered("head", model.cfg.n_heads, head) if model.cfg.n_heads > 1 else None
+        super().__init__([self.text] + ([self.head] if self.head else []))
 
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         _, cache = self.model.run_with_cache(prompt.ids)
-        h = self.head.value
+        h = self.head.value if self.head else 0
+        who = f"head {h}: " if self.head else ""
+        lead = f"Head {h}: the" if self.head else "The"
         a = cache[names.key(0, "A")][h, -1]  # the last token's weights over the context (n,)
         W_U = self.model.unembed.W_U.detach()
         p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
@@ -85,12 +88,12 @@ class LastTokenExplorer(Explorer):
 
         (words_without, probs_without), (words_with, probs_with) = top(p_without), top(p_with)
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
-                f'<div>{row_bars_html(a, prompt.tokens, f"head {h}: weights of the last token")}</div>'
+                f'<div>{row_bars_html(a, prompt.tokens, f"{who}weights of the last token")}</div>'
                 f'<div>{row_bars_html(probs_without, words_without, "next token without attention: W_U x0")}</div>'
                 f'<div>{row_bars_html(probs_with, words_with, "next token with attention")}</div></div>')
         best = int(a.argmax())
         before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
-        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
+        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>{lead} last token puts most weight "
                 f"({float(a[best]):.2f}) on <code>{html.escape(prompt.tokens[best])}</code> (position {best + 1}). "
                 f"Top next token without attention: <code>{html.escape(before)}</code>; with: "
                 f"<code>{html.escape(after)}</code>.{_notice(prompt)}")
@@ -224,7 +227,7 @@ class HeadsExplorer(Explorer):
             loss_off = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
         vocab = self.tok.vocab
         best = int(p_all.argmax())
-        label = "every head on" if not off else "without " + ", ".join(f"L{a} h{b}" for a, b in off)
+        label = "every head on" if not off else "without " + ", ".join(f"layer {a} head {b}" for a, b in off)
         view = (f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
                 + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
                           svg.hbars(top_k(p_off, self.top, vocab), title=f"next token, {label}", width=260,
@@ -245,5 +248,5 @@ class HeadsExplorer(Explorer):
                      f"(p = {float(p_all[best]):.2f}). Switch a head off to see what it contributes.")
         state = {"layer": L, "n": n, "text": self.text.value} | {
             f"head{h}": "off" if (L, h) in self.off else "on" for h in range(len(A))} | {
-            "off": ",".join(f"L{a}h{b}" for a, b in off) or "none"}
+            "off": ",".join(f"{a}:{b}" for a, b in off) or "none"}  # layer:head
         return text + _notice(prompt), state, view
