@@ -11,6 +11,20 @@ attribute), with a timeout that says what it was waiting for.
 * ``browser()`` launches Debian's Chromium (``/usr/bin/chromium``) with the flags this machine needs.
 * ``NotebookPage`` opens one notebook, waits until its kernel is really connected and idle, runs all
   cells, scrolls through them, and reports what the learner would see.
+
+What an explorer is, in the page (``gt.explorers()``): the VBox whose child is the HTML widget holding
+``<div class="gt-caption" data-state="k=v;...">``; its picture is the HTML widget whose root is
+``<div class="gt-view" data-state="...">`` (the same state as the caption's when the picture is the
+picture of the value shown), or, in explorers from before that contract, an <img> or other HTML.
+Its controls, one entry each: slider (any noUiSlider), choice (a ToggleButtons group, however many
+buttons), toggle (a lone ToggleButton), checkbox, text (Text, Combobox) and dropdown, which is only
+reported: a focused <select> cannot be changed by keys in JupyterLab (DROPDOWN_PROBLEM).
+
+``NotebookPage.press_control`` changes a control from the KEYBOARD ONLY (focus, then keys; no clicks)
+and ``_operate`` checks the result: the caption names the new value, the picture's .gt-view shows the
+caption's state, the picture changed. ``wait_quiet`` and ``stale_problems`` let a test press keys
+faster than the kernel answers and then check that the last value won. ``gt.installProbe`` is the
+in-page latency probe of tools/bench.py (keydown anywhere in an explorer -> redraw painted).
 """
 
 from __future__ import annotations
@@ -359,7 +373,7 @@ PAGE_JS = r"""
           const text = (n) => n ? n.textContent.replace(/\u200b/g, '').trim() : '';
           const label = (box && (text(box.querySelector('.widget-label')) || text(box.querySelector('.widget-label-basic')))) ||
                         text(el);
-          controls.push(Object.assign({kind, id: el.dataset.gtControl, label}, extra || {}));
+          controls.push(Object.assign({kind, id: el.dataset.gtControl, label, el}, extra || {}));
         };
         r.querySelectorAll('.widget-slider .noUi-handle-lower').forEach(el => add('slider', el));
         r.querySelectorAll('.widget-toggle-buttons').forEach(el =>
@@ -369,6 +383,9 @@ PAGE_JS = r"""
           add('text', el, {combobox: el.hasAttribute('list')}));
         r.querySelectorAll('button.widget-toggle-button').forEach(el => { if (!el.closest('.widget-toggle-buttons')) add('toggle', el); });
         r.querySelectorAll('.widget-checkbox input[type=checkbox]').forEach(el => add('checkbox', el));
+        // in the order the learner sees them (the ids stay as tagged)
+        controls.sort((a, b) => (a.el.compareDocumentPosition(b.el) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
+        controls.forEach(c => delete c.el);
         return {id: e, cell, controls, state: gt.view(e).state, hasView: gt.view(e).hasView};
       });
     },
@@ -620,11 +637,12 @@ class NotebookPage:
         """The Playwright locator of a control found by ``gt.explorers()``."""
         return self.page.locator(f'[data-gt-control="{ctl["id"]}"]')
 
-    def press_control(self, ctl: dict, *, word: str | None = None) -> tuple[object, float] | None:
+    def press_control(self, ctl: dict, *, word: str | None = None,
+                      key: str | None = None) -> tuple[object, float] | None:
         """Change one control with the keyboard only, as a learner without a mouse would: focus it, press
         keys. Returns (the value the caption should now name, tolerance), or None when the control has
         nothing to change to (a one-button choice, a slider with one value). No clicks, no ``select_option``:
-        slider    focus the handle, ArrowRight (ArrowLeft at the top): noUiSlider handles the arrows
+        slider    focus the handle, ``key`` or ArrowRight (ArrowLeft at the top): noUiSlider handles the arrows
                   and preventDefaults them, so JupyterLab's command-mode arrow shortcuts never see them.
         choice    focus the button after the active one, Space. Why Space: no JupyterLab shortcut is
                   bound to it, and a focused <button> or checkbox activates on it (on keyup) in every
@@ -645,7 +663,7 @@ class NotebookPage:
             readout = self.readout(ctl)
             old = readout.inner_text()
             loc.focus()
-            kb.press("ArrowLeft" if now >= top else "ArrowRight")
+            kb.press(key or ("ArrowLeft" if now >= top else "ArrowRight"))
             self.wait("([el, old]) => el.innerText !== old", [readout.element_handle(), old],
                       what=f"slider {ctl['label']!r}: the readout to move", timeout_ms=10000)
             return slider_expected(readout.inner_text())
