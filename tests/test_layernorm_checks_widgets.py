@@ -54,7 +54,7 @@ def test_layernorm_explorer_moves_only_with_gamma_beta():
     _, y3 = e.values()
     assert abs(float(y3.mean()) + 1) < 1e-4 and abs(float(y3.std(unbiased=False)) - 2) < 1e-3
     assert 'data-state="scale=100.0;shift=3.0;gamma=2.0;beta=-1.0"' in e.caption.value
-    assert 'class="gt-caption"' in e.caption.value and e.image.value
+    assert 'class="gt-caption"' in e.caption.value and e.view.value
     with pytest.raises(ValueError, match="at least 2"):
         LayerNormExplorer(d_model=1)
 

@@ -60,7 +60,7 @@ def test_mlp_memorises_small_table_and_widget():
     assert counts.shape == (64,) and int(counts.max()) <= task.n_facts
     top = int(hidden(model, task.prompt(task.people[3], task.things[1])).argmax())
     assert f"fires_on={int(counts[top])}" in e.caption.value and f"of all {task.n_facts} prompts" in e.caption.value
-    assert 'class="gt-caption"' in e.caption.value and e.image.value
+    assert 'class="gt-caption"' in e.caption.value and e.view.value
     no_mlp = fresh_model(Config(n_vocab=task.n_vocab, d_model=16, n_ctx=2, n_layers=1), 0)
     with pytest.raises(ValueError, match="no MLP"):
         FactNeuronExplorer(no_mlp, task)

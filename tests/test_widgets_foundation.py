@@ -19,10 +19,10 @@ def data():
 def test_ngram_explorer_follows_its_controls(data):
     e = NgramExplorer(data, prompt="the children of", n=2)
     assert 'data-state="prompt=the children of;n=2;T=1.0;order=2"' in e.caption.value
-    first = e.image.value
+    first = e.view.value
     e.n.value = 3
     assert e.last_state["n"] == 3 and e.last_state["order"] == 3
-    assert e.image.value != first
+    assert e.view.value != first
     assert "israel" in e.caption.value  # 3-gram continuation of "children of"
 
 

@@ -2,36 +2,32 @@
 
 LastTokenExplorer (notebook 03)  type a sentence: the last token's weights over the context for one
                                  head, and the next-token prediction with and without attention.
-PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf (a matplotlib Explorer).
+PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf.
 HeadsExplorer     (notebook 05)  every head of one layer side by side.
 PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
-                                 see the pattern A as a heatmap with tokens on both axes. Drawn as an
-                                 HTML table (no PNG), so a redraw takes milliseconds. Positions are
+                                 see the pattern A as a heatmap with tokens on both axes. Positions are
                                  numbered from 1 as in the post: the "query i" slider, the caption and
                                  data-state all show the same i.
 
 The causal mask is switched with ``helpers.model.transformer.mask_switched`` (used by ``_run``).
 
-The explorers that show tokens are ``HTMLExplorer``s: the base Explorer's contract (caption with
-data-state, errors in the caption) with HTML in place of the PNG, because a matplotlib redraw of
-three panels measured 0.5-1.9 s on the shared machine and an HTML redraw 20 ms.
+All are drawn as HTML / SVG (helpers.widgets.base says why).
 """
 
 from __future__ import annotations
 
 import html
-import time
 
 import ipywidgets as W
 import torch
-from matplotlib.figure import Figure
 
 from helpers.model import names
 from helpers.model.transformer import Transformer, mask_switched
+from helpers.plots import svg
 from helpers.plots.attention import pattern_html, row_bars_html
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
-from helpers.widgets.base import LEARNER_ERRORS, Explorer, state_string, text_box
+from helpers.widgets.base import Explorer, choice, chosen, text_box
 
 
 def _notice(prompt) -> str:
@@ -54,47 +50,12 @@ def _needs_attention(model: Transformer) -> None:
         raise ValueError("this explorer needs a model with at least one attention layer")
 
 
-def _numbered(name: str, count: int, value: int) -> W.Dropdown:
-    """A compact dropdown of 0 .. count-1 (heads and layers are numbered from 0, as in the code)."""
-    return W.Dropdown(options=list(range(count)), value=value, description=name, layout=W.Layout(width="10em"))
+def _numbered(name: str, count: int, value: int) -> W.ToggleButtons:
+    """Buttons 0 .. count-1 (heads and layers are numbered from 0, as in the code)."""
+    return choice(name, range(count), value)
 
 
-class HTMLExplorer(Explorer):
-    """The Explorer contract (controls, caption with class gt-caption and data-state, errors in the
-    caption) drawn as HTML instead of a PNG: string building costs milliseconds where a matplotlib
-    redraw costs hundreds (measured: see tests/test_attention_widgets.py). Subclasses implement
-    ``render() -> (caption_html, state, view_html)``."""
-
-    def __init__(self, controls):
-        self.view = W.HTML()
-        self.seconds: list[float] = []  # how long each redraw took (compute + HTML)
-        super().__init__(controls)
-        self.box = W.VBox([W.HBox(self.controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
-
-    def update(self, *_):
-        start = time.perf_counter()
-        try:
-            text, state, view = self.render()
-        except LEARNER_ERRORS as e:
-            self.last_error, self.last_state = str(e), {"error": type(e).__name__}
-            self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
-                                  f'style="color:#b00020">&#9888; {html.escape(str(e))}</div>')
-            self.view.value = ""
-            return
-        self.last_error, self.last_state = "", state
-        self.caption.value = (f'<div class="gt-caption" data-state="{html.escape(state_string(state))}">'
-                              f"{text}</div>")
-        self.view.value = view
-        self.seconds.append(time.perf_counter() - start)
-
-    def render(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def draw(self, fig):  # pragma: no cover - HTML explorers do not use the figure
-        raise NotImplementedError
-
-
-class LastTokenExplorer(HTMLExplorer):
+class LastTokenExplorer(Explorer):
     """Notebook 03: the last token asks; which earlier tokens answer, and what does it change?"""
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, text: str = "and god said , let there be",
@@ -132,7 +93,7 @@ class LastTokenExplorer(HTMLExplorer):
         return text, {"head": h, "n": len(prompt.ids), "text": self.text.value}, view
 
 
-class PatternExplorer(HTMLExplorer):
+class PatternExplorer(Explorer):
     """Notebook 04: the whole attention pattern of one head, every token a query."""
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
@@ -181,29 +142,23 @@ class PatternExplorer(HTMLExplorer):
 class PaddingExplorer(Explorer):
     """Notebook 04: softmax([1, 2, P]) as P goes to -inf — which padding value acts as 'nothing'?"""
 
-    figsize = (6, 2.4)
-
     def __init__(self, P: float = 0.0):
         self.P = W.FloatSlider(value=P, min=-30.0, max=5.0, step=0.5, description="P",
                                continuous_update=True, layout=W.Layout(width="28em"))
         super().__init__([self.P])
 
-    def draw(self, fig: Figure):
-        P = self.P.value
-        p = softmax(torch.tensor([1.0, 2.0, P], dtype=torch.float64))
-        ax = fig.subplots()
-        ax.bar(["1", "2", "P"], p.tolist(), color=["tab:blue", "tab:blue", "tab:red"])
-        for i, value in enumerate(p.tolist()):
-            ax.text(i, value, f"{value:.4f}", ha="center", va="bottom", fontsize=9)
-        ax.set_ylim(0, 1.1)
-        ax.set_title(f"softmax([1, 2, {P:g}])", fontsize=10)
+    def render(self):
+        P = chosen(self.P)  # the value the learner chose, not 3.55e-15 from the browser's arithmetic
+        p = softmax(torch.tensor([1.0, 2.0, P], dtype=torch.float64)).tolist()
+        view = svg.vbars(["1", "2", "P"], p, title=f"softmax([1, 2, {P:g}])", ylabel="probability",
+                         ylim=(0.0, 1.1), colors=[svg.BLUE, svg.BLUE, svg.ORANGE], fmt=".4f", width=260)
         text = (f"softmax([1, 2, {P:g}]) = [{p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}]. The post's target is "
                 f"[0.2689, 0.7311, 0]: the padded entry only vanishes as P &rarr; &minus;&infin; "
                 f"(e<sup>P</sup> &rarr; 0).")
-        return text, {"P": P}
+        return text, {"P": P}, view
 
 
-class HeadsExplorer(HTMLExplorer):
+class HeadsExplorer(Explorer):
     """Notebook 05: every head of one layer side by side on the text you type (HTML, fast)."""
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,

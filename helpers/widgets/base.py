@@ -1,32 +1,33 @@
-"""The pattern every explorer follows.
+"""The pattern every explorer follows (issue 10 settled the drawing approach).
 
-* Controls (sliders, dropdowns, text boxes, toggles) whose changes call ``render``.
-* One persistent matplotlib ``Figure`` drawn into an ``ipywidgets.Image`` as PNG. Reusing one
-  figure and pushing bytes is about twice as fast as ``interact`` building a new figure per change
-  (DESIGN.md section 7), and it leaves exactly one output in the cell.
-* A caption (``ipywidgets.HTML``) that says in words what is drawn. Its element carries
-  ``class="gt-caption"`` and ``data-state="key=value;..."`` naming the current control values, so
-  a browser test can check that the *right* picture was drawn, not just that pixels changed.
+* Controls whose changes call ``update``: sliders (arrow keys), ``choice`` buttons (Tab to a button,
+  Space), check boxes and toggles (Space), text boxes (typing). No dropdowns: in JupyterLab a focused
+  ``<select>`` never sees ArrowDown or letters, because the notebook's command-mode shortcuts take
+  them (a ``<select>`` is not ``:read-write``), so a learner without a mouse could not change it.
+* A caption (``ipywidgets.HTML``) that says in words what is drawn: the picture's text alternative.
+  Its element carries ``class="gt-caption"`` and ``data-state="key=value;..."`` naming the current
+  control values, so a browser test can check that the *right* picture was drawn.
+* The picture: HTML / inline SVG built in the kernel (``helpers.plots.svg``, ``helpers.plots.attention``)
+  inside ``<div class="gt-view" data-state="...">`` with the caption's state, so a test can check the
+  picture shown belongs to the value shown. A string costs about a millisecond to build where a
+  matplotlib PNG cost 150-500 ms (measured on 2 cores; ``bash run.sh bench`` prints every control).
+* Every update is synchronous and the kernel handles the front-end's changes in order, so however fast
+  a learner types or holds an arrow key, the last value is drawn last: no stale picture.
+* A change that leaves the picture as it was says so in the caption (and why, where the explorer knows).
 * Bad input (empty text, unknown words, too long a prompt) never raises: the caption shows the
-  problem in the post's terms with ``class="gt-caption gt-error"``, and the learner's text stays in
-  its box.
+  problem in the post's terms with ``class="gt-caption gt-error"``, the picture is cleared (no stale
+  picture), and the learner's text stays in its box.
 """
 
 from __future__ import annotations
 
 import html
-import io
+import time
+
 import ipywidgets as W
-from matplotlib.figure import Figure  # not pyplot: nothing is shown twice, no global state
 
 # Errors a learner can cause by typing; anything else is a bug and should surface.
 LEARNER_ERRORS = (ValueError, KeyError, IndexError, TypeError)
-
-
-def figure_png(fig: Figure, dpi: int = 80) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
 
 
 def state_string(state: dict) -> str:
@@ -34,45 +35,70 @@ def state_string(state: dict) -> str:
     return ";".join(f"{k}={v}" for k, v in state.items())
 
 
-class Explorer:
-    """Base class: subclasses build ``self.controls`` and implement ``draw(fig) -> (caption, state)``."""
+def chosen(slider: W.Widget) -> float:
+    """The value a person chose on a float slider, without the float noise the browser adds
+    (3.500000000000007 -> 3.5, 3.55e-15 -> 0.0): rounded to the slider's step, and a log slider's
+    value to the 3 significant digits its readout shows."""
+    if isinstance(slider, W.FloatLogSlider):
+        return float(f"{slider.value:.3g}")
+    step = getattr(slider, "step", None)
+    if not step:
+        return slider.value
+    decimals = max(0, len(f"{step:.10f}".rstrip("0").split(".")[1]))
+    value = round(round(slider.value / step) * step, decimals)
+    return 0.0 if value == 0 else value
 
-    figsize = (8, 3.2)
-    dpi = 80
+
+def choice(description: str, options, value, width: str = "2.6em") -> W.ToggleButtons:
+    """A row of buttons for a few options (heads, layers, things): every option visible, and each one
+    reachable from the keyboard (Tab, then Space), unlike a dropdown in JupyterLab."""
+    return W.ToggleButtons(options=list(options), value=value, description=description,
+                           style={"button_width": width}, layout=W.Layout(width="auto"))
+
+
+class Explorer:
+    """Base class: subclasses build the controls and implement ``render() -> (caption_html, state, view_html)``."""
 
     def __init__(self, controls: list[W.Widget]):
         self.controls = controls
-        self.fig = Figure(figsize=self.figsize, layout="constrained")
-        # natural size: without a width JupyterLab stretches the PNG to the page (blurry, huge fonts)
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{int(self.figsize[0] * self.dpi)}px"))
         self.caption = W.HTML()
+        self.view = W.HTML()
         self.last_state: dict = {}
         self.last_error: str = ""
+        self._last_view: str | None = None
+        self.seconds: list[float] = []  # how long each redraw took in the kernel (compute + HTML)
         for c in controls:
             c.observe(self.update, names="value")
-        self.box = W.VBox([W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.image])
+        self.box = W.VBox([W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
         self.update()
 
-    def draw(self, fig: Figure) -> tuple[str, dict]:  # pragma: no cover - abstract
+    def render(self) -> tuple[str, dict, str]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def why_unchanged(self, before: dict, after: dict) -> str:
+        """Why a change left the picture as it was; explorers that know more say more."""
+        changed = [k for k in after if before.get(k) != after[k]]
+        return f"changing {' and '.join(changed) or 'this'} does not change what is drawn here"
 
     def update(self, *_):
         """Redraw from the current control values (called on every change)."""
-        self.fig.clear()
+        start = time.perf_counter()
         try:
-            text, state = self.draw(self.fig)
+            text, state, view = self.render()
         except LEARNER_ERRORS as e:
-            self.last_error = str(e)
-            self.last_state = {"error": type(e).__name__}
+            self.last_error, self.last_state, self._last_view = str(e), {"error": type(e).__name__}, None
             self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
                                   f'style="color:#b00020">&#9888; {html.escape(str(e))}</div>')
-            self.image.value = figure_png(self.fig, self.dpi)  # blank: no stale picture
+            self.view.value = '<div class="gt-view" data-state="error"></div>'  # no stale picture
             return
-        self.last_error = ""
-        self.last_state = state
-        self.caption.value = (f'<div class="gt-caption" data-state="{html.escape(state_string(state))}">'
-                              f"{text}</div>")
-        self.image.value = figure_png(self.fig, self.dpi)
+        if view == self._last_view and self.last_state and state != self.last_state:
+            text += (f'<br><small class="gt-same" style="color:#555">The picture is the same as before: '
+                     f"{html.escape(self.why_unchanged(self.last_state, state))}.</small>")
+        self.last_error, self.last_state, self._last_view = "", state, view
+        s = html.escape(state_string(state))
+        self.caption.value = f'<div class="gt-caption" data-state="{s}">{text}</div>'
+        self.view.value = f'<div class="gt-view" data-state="{s}">{view}</div>'
+        self.seconds.append(time.perf_counter() - start)
 
     def _repr_mimebundle_(self, **kwargs):
         return self.box._repr_mimebundle_(**kwargs)

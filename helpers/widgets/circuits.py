@@ -17,15 +17,14 @@ from helpers.interp.circuits import token_ov_table, token_qk_table
 from helpers.interp.validate import check_head
 from helpers.model.transformer import Transformer
 from helpers.plots.attention import row_bars_html
-from helpers.widgets.attention import HTMLExplorer, _numbered
-from helpers.widgets.base import text_box
+from helpers.widgets.base import Explorer, choice, text_box
 
 
 def _label(c: str) -> str:
     return "␣" if c == " " else c
 
 
-class CircuitExplorer(HTMLExplorer):
+class CircuitExplorer(Explorer):
     """Layer, head and a query token: the top key tokens of its QK row and the top tokens its OV column writes."""
 
     def __init__(self, model: Transformer, layer: int = 1, head: int = 0, token: str = "a", top: int = 8):
@@ -34,8 +33,8 @@ class CircuitExplorer(HTMLExplorer):
             raise ValueError(f"this explorer reads tokens as the {len(ALPHABET)} characters of notebook 09's model; "
                              f"this model has n_vocab = {model.cfg.n_vocab}")
         self.model, self.top = model, top
-        self.layer = _numbered("layer", model.cfg.n_layers, layer)
-        self.head = _numbered("head", model.cfg.n_heads, head)
+        self.layer = choice("layer", range(model.cfg.n_layers), layer)
+        self.head = choice("head", range(model.cfg.n_heads), head)
         self.token = text_box("token", token, width="12em")
         self._tables: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
         super().__init__([self.layer, self.head, self.token])

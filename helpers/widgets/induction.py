@@ -22,8 +22,7 @@ from helpers.model.transformer import Transformer
 from helpers.plots.attention import pattern_html, row_bars_html
 from helpers.plots.induction import curve_svg, smooth
 from helpers.softmax import softmax
-from helpers.widgets.attention import HTMLExplorer
-from helpers.widgets.base import text_box
+from helpers.widgets.base import Explorer, text_box
 
 EARLIER, AFTER = "#1b9e77", "#d95f02"  # colour-blind-safe pair (ColorBrewer Dark2)
 
@@ -44,7 +43,7 @@ def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, ids: torch.Tensor,
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
 
-class InductionExplorer(HTMLExplorer):
+class InductionExplorer(Explorer):
     """Type a sequence; see the previous-token head (layer 0) and the induction head (layer 1)."""
 
     def __init__(self, model: Transformer, previous_head: int, induction_head: int,
@@ -88,7 +87,7 @@ class InductionExplorer(HTMLExplorer):
         return text_html, state, view + bars
 
 
-class TrainingExplorer(HTMLExplorer):
+class TrainingExplorer(Explorer):
     """Slide through the training steps kept by ``train_induction``: patterns and loss at each."""
 
     def __init__(self, model: Transformer, run: InductionRun, previous_head: int, induction_head: int,

@@ -7,7 +7,7 @@ import html
 import torch
 
 from helpers.ngrams import top_k
-from helpers.plots.basic import bars
+from helpers.plots import svg
 from helpers.tokens import Tokenizer, prepare_prompt
 from helpers.widgets.base import Explorer, text_box
 
@@ -18,8 +18,6 @@ class LadderExplorer(Explorer):
     models: {label: Transformer}; bigram: optional (n_vocab, n_vocab) column table P[:, a].
     """
 
-    figsize = (10, 3.0)
-
     def __init__(self, models: dict, tokenizer: Tokenizer, bigram: torch.Tensor | None = None,
                  prompt: str = "and the lord said unto", k: int = 5):
         if not models:
@@ -28,7 +26,7 @@ class LadderExplorer(Explorer):
         self.text = text_box("prompt", prompt)
         super().__init__([self.text])
 
-    def draw(self, fig):
+    def render(self):
         n_ctx = min(m.cfg.n_ctx for m in self.models.values())
         prompt = prepare_prompt(self.text.value, self.tokenizer, n_ctx)
         panels = []
@@ -36,15 +34,13 @@ class LadderExplorer(Explorer):
             panels.append(("bigram", self.bigram[:, int(prompt.ids[-1])]))
         for label, model in self.models.items():
             panels.append((label, model.next_token_probs(prompt.ids)))
-        axes = fig.subplots(1, len(panels))
-        tops = {}
-        for ax, (label, p) in zip(axes, panels):
+        charts, tops = [], {}
+        for label, p in panels:
             items = top_k(p, self.k, self.tokenizer.vocab)
             tops[label] = items[0][0]
-            bars(ax, items, title=label)
-            ax.set_xlabel("p")
+            charts.append(svg.hbars(items, title=label, xlabel="p", width=200, xmax=1.0))
         note = prompt.notice()
         text = (f"after '{html.escape(' '.join(prompt.tokens))}': "
                 + "; ".join(f"{html.escape(k)} → <b>{html.escape(v)}</b>" for k, v in tops.items())
                 + (f" <i>({html.escape(note)})</i>" if note else ""))
-        return text, {"prompt": self.text.value.strip(), "n": len(prompt.ids)}
+        return text, {"prompt": self.text.value.strip(), "n": len(prompt.ids)}, svg.row(*charts, gap=12)

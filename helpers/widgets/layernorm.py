@@ -6,18 +6,16 @@ import ipywidgets as W
 import torch
 
 from helpers.model.layernorm import layer_norm
-from helpers.plots.norms import before_after
-from helpers.widgets.base import Explorer
+from helpers.plots import svg
+from helpers.widgets.base import Explorer, chosen
 
 
 class LayerNormExplorer(Explorer):
     """Sliders: input scale, input shift, gamma, beta (the same value in every entry of gamma / beta).
 
-    x is one fixed random column with d_model entries; the figure shows the histogram of x and of
+    x is one fixed random column with d_model entries; the picture shows the histogram of x and of
     LayerNorm(x). Whatever the scale and shift, the right-hand picture only moves with gamma, beta.
     """
-
-    figsize = (8, 3.0)
 
     def __init__(self, d_model: int = 64, seed: int = 0):
         if d_model < 2:
@@ -33,22 +31,24 @@ class LayerNormExplorer(Explorer):
     def values(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(x, LayerNorm(x)) for the current slider values."""
         d = len(self.x)
-        x = self.scale.value * self.x + self.shift.value
-        y = layer_norm(x, torch.full((d,), float(self.gamma.value)), torch.full((d,), float(self.beta.value)))
+        x = chosen(self.scale) * self.x + chosen(self.shift)
+        y = layer_norm(x, torch.full((d,), chosen(self.gamma)), torch.full((d,), chosen(self.beta)))
         return x, y
 
-    def draw(self, fig):
+    def render(self):
         x, y = self.values()
-        a, b = fig.subplots(1, 2)
-        before_after(a, b, x.numpy(), y.numpy())
-        state = {"scale": round(self.scale.value, 3), "shift": self.shift.value,
-                 "gamma": round(self.gamma.value, 2), "beta": round(self.beta.value, 2)}
-        x_std, y_std, g = float(x.std(unbiased=False)), float(y.std(unbiased=False)), abs(self.gamma.value)
+        view = svg.row(*(svg.histogram(v.numpy(), title=f"{name}   mean {svg.signed(float(v.mean()))}, "
+                                       f"std {float(v.std(unbiased=False)):.2f}", color=colour,
+                                       ylabel="how many of the d_model entries")
+                         for v, name, colour in ((x, "before: x", svg.GREY), (y, "after: LayerNorm(x)", svg.BLUE))))
+        state = {"scale": chosen(self.scale), "shift": chosen(self.shift), "gamma": chosen(self.gamma),
+                 "beta": chosen(self.beta)}
+        x_std, y_std, g = float(x.std(unbiased=False)), float(y.std(unbiased=False)), abs(chosen(self.gamma))
         if g > 0 and y_std < 0.98 * g:  # variance not far above eps: the eps in sqrt(var + eps) shows
             after = (f"std {y_std:.2f}, a little below |γ| = {g:.2f}: the input's variance "
                      f"({x_std ** 2:.1e}) is no longer large next to ε = 1e-5")
         else:
             after = f"std {y_std:.2f} (= |γ|) — the input's scale and shift are gone"
-        text = (f"x (d_model = {len(x)} entries) has mean {float(x.mean()):.2f} and std {x_std:.2f}. "
-                f"After LayerNorm: mean {float(y.mean()):.2f} (= β), {after}.")
-        return text, state
+        text = (f"x (d_model = {len(x)} entries) has mean {svg.signed(float(x.mean()))} and std {x_std:.2f}. "
+                f"After LayerNorm: mean {svg.signed(float(y.mean()))} (= β), {after}.")
+        return text, state, view

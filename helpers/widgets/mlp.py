@@ -3,56 +3,67 @@
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as W
 import torch
 
 from helpers.facts import FactsTask
-from helpers.interp.neurons import firing_counts, hidden
+from helpers.interp.neurons import hidden
 from helpers.model.transformer import Transformer
-from helpers.plots.mlp import neuron_bars, neuron_table
-from helpers.widgets.base import Explorer
+from helpers.plots import svg
+from helpers.widgets.base import Explorer, choice
 
 
 class FactNeuronExplorer(Explorer):
-    """Dropdowns: person, thing. Left: z (every hidden neuron) at the last position, top neurons
-    labelled. Right: how strongly the most active neuron fires for the first people x every thing.
-    The caption says on how many of all the prompts that neuron fires: the facts are stored in
-    combinations of shared neurons, not one neuron per fact."""
-
-    figsize = (9, 3.4)
+    """A person (slider over the task's people) and a thing (buttons). Left: z (every hidden neuron)
+    at the last position, top neurons labelled. Right: how strongly the most active neuron fires for
+    the first people x every thing. The caption says on how many of all the prompts that neuron fires:
+    the facts are stored in combinations of shared neurons, not one neuron per fact."""
 
     def __init__(self, model: Transformer, task: FactsTask, layer: int = 0, rows: int = 12):
         if model.cfg.d_mlp < 1:
             raise ValueError("this model has no MLP (d_mlp = 0): nothing to explore")
         self.model, self.task, self.layer, self.rows = model, task, layer, rows
-        self.fires_on = firing_counts(model, task, layer)  # (d_mlp,): prompts each neuron fires on
-        self.person = W.Dropdown(options=task.people, value=task.people[0], description="person")
-        self.thing = W.Dropdown(options=task.things, value=task.things[0], description="thing")
+        # Every prompt's z and prediction, once (one batched forward pass): a redraw only reads them.
+        ids, _ = task.prompts()  # (n_facts, 2), person-major: fact f = (people[f // n_things], things[f % n_things])
+        self.Z = hidden(model, ids, layer)  # (n_facts, d_mlp)
+        self.p = model.next_token_probs(ids)  # (n_facts, n_vocab)
+        self.fires_on = (self.Z > 0).sum(0)  # (d_mlp,): prompts each neuron fires on
+        # A slider, not a dropdown, for the many people: arrow keys work in JupyterLab (base.py says why).
+        self.person = W.SelectionSlider(options=task.people, value=task.people[0], description="person",
+                                        continuous_update=True, layout=W.Layout(width="26em"))
+        self.thing = choice("thing", task.things, task.things[0], width="4.5em")
         super().__init__([self.person, self.thing])
 
-    def draw(self, fig):
+    def fact(self, person: str, thing: str) -> int:
+        """Row of ``task.prompts()`` for (person, thing)."""
         task = self.task
-        tokens = task.prompt(self.person.value, self.thing.value)
-        z = hidden(self.model, tokens, self.layer)
-        p = self.model.next_token_probs(tokens)  # no_grad inside
-        guess = task.vocab[int(p.argmax())]
-        truth = task.answer(self.person.value, self.thing.value)
+        task.prompt(person, thing)  # the task's own message for an unknown person or thing
+        return task.people.index(person) * len(task.things) + task.things.index(thing)
+
+    def render(self):
+        task, person, thing = self.task, self.person.value, self.thing.value
+        f = self.fact(person, thing)
+        z, p = self.Z[f], self.p[f]
+        guess, truth = task.vocab[int(p.argmax())], task.answer(person, thing)
         top = torch.argsort(z, descending=True)[:3].tolist()
         n_on = int((z > 0).sum())
-        a, b = fig.subplots(1, 2, width_ratios=[2, 1])
-        neuron_bars(a, z.numpy(), top=5, title=f"z for '{self.person.value} {self.thing.value}'")
         people = task.people[: self.rows]
-        grid = torch.stack([torch.stack([hidden(self.model, task.prompt(q, t), self.layer)[top[0]]
-                                         for t in task.things]) for q in people])
+        first = self.Z[: len(people) * len(task.things), top[0]].reshape(len(people), len(task.things))
         k = int(self.fires_on[top[0]])
-        neuron_table(b, grid.numpy(), people, task.things,
-                     title=f"neuron {top[0]}: fires on {k} of {task.n_facts} prompts")
+        colours = [svg.ORANGE if v > 0 else svg.GREY for v in z.tolist()]
+        view = svg.row(
+            svg.vbars([], z.tolist(), title=f"z for '{person} {thing}'", ylabel="z (after ReLU)", colors=colours,
+                      fmt=None, marks=[i for i in top if z[i] > 0], width=460,
+                      xlabel=f"hidden neuron (0 ... d_mlp - 1 = {len(z) - 1})"),
+            svg.grid(first.numpy(), people, task.things,
+                     title=f"neuron {top[0]}: fires on {k} of {task.n_facts} prompts"))
         mark = "right" if guess == truth else f"wrong: the fact is {truth}"
-        text = (f"'{self.person.value} {self.thing.value}' → model says <b>{guess}</b> "
+        text = (f"'{html.escape(person)} {html.escape(thing)}' → model says <b>{html.escape(guess)}</b> "
                 f"(p = {float(p.max()):.2f}; {mark}). {n_on} of {len(z)} neurons fire (z > 0); "
                 f"the strongest are {', '.join(map(str, top))}. Neuron {top[0]} fires on {k} of all "
                 f"{task.n_facts} prompts (right: the first {len(people)} people): no neuron belongs to one fact — "
                 f"each fact is a combination of many shared neurons.")
-        state = {"person": self.person.value, "thing": self.thing.value, "top": top[0], "fires_on": k,
-                 "guess": guess}
-        return text, state
+        state = {"person": person, "thing": thing, "top": top[0], "fires_on": k, "guess": guess}
+        return text, state, view

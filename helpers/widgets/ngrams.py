@@ -9,15 +9,13 @@ import ipywidgets as W
 
 from helpers import ngrams
 from helpers.data import Data
-from helpers.plots.basic import bars
+from helpers.plots import svg
 from helpers.tokens import prepare_prompt
-from helpers.widgets.base import Explorer, text_box
+from helpers.widgets.base import Explorer, chosen, text_box
 
 
 class NgramExplorer(Explorer):
     """Next-token distribution of an n-gram model after a typed prompt, plus a seeded sample."""
-
-    figsize = (7, 3.4)
 
     def __init__(self, data: Data, prompt: str = "thus saith the", n: int = 2, temperature: float = 1.0,
                  k: int = 10, sample_tokens: int = 20, seed: int = 0):
@@ -27,14 +25,15 @@ class NgramExplorer(Explorer):
         self.temperature = W.FloatSlider(value=temperature, min=0.1, max=3.0, step=0.1, description="temperature")
         super().__init__([self.prompt, self.n, self.temperature])
 
-    def draw(self, fig):
-        d, n, T = self.data, self.n.value, round(self.temperature.value, 2)
+    def render(self):
+        d, n, T = self.data, self.n.value, chosen(self.temperature)
         p = prepare_prompt(self.prompt.value, d.tokenizer)
         r = ngrams.next_token_probs(d.train_ids, p.ids, n, d.n_vocab, T)
         context = p.tokens[len(p.tokens) - (r.order - 1):] if r.order > 1 else []
         shown = " ".join(context).replace("\n", "⏎") or "(nothing: unigram)"
-        bars(fig.add_subplot(), ngrams.top_k(r.probs, self.k, d.tokenizer.vocab),
-             title=f"next token after “{shown}”  ({r.order}-gram, T = {T})")
+        view = svg.hbars(ngrams.top_k(r.probs, self.k, d.tokenizer.vocab), width=420,
+                         title=f"next token after “{shown}”  ({r.order}-gram, T = {T:g})",
+                         xlabel="probability of the next token")
         out = ngrams.sample(d.train_ids, p.ids, n, d.n_vocab, self.sample_tokens, T, seed=self.seed)
         continuation = d.tokenizer.decode(out[len(p.ids):]).replace("\n", " ⏎ ")
         notes = []
@@ -51,4 +50,9 @@ class NgramExplorer(Explorer):
                 f"Sample: <i>{html.escape(self.prompt.value.strip())} <b>{html.escape(continuation)}</b></i>")
         if notes:
             text += "<br><small>Note: " + html.escape("; ".join(notes)) + "</small>"
-        return text, {"prompt": self.prompt.value, "n": n, "T": T, "order": r.order}
+        return text, {"prompt": self.prompt.value, "n": n, "T": T, "order": r.order}, view
+
+    def why_unchanged(self, before, after):
+        if after.get("n") != before.get("n"):
+            return f"the bars come from a {after['order']}-gram both times (the note above says why)"
+        return super().why_unchanged(before, after)
