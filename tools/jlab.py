@@ -620,6 +620,10 @@ class NotebookPage:
         self.report.explorers = len(explorers)
         for ex in explorers:
             self.js("i => gt.scrollTo(i)", ex["cell"])
+            if not ex["hasView"]:
+                self.report.problems.append(f"explorer {ex['id']} ({ex['state']}): its picture has no "
+                                            '<div class="gt-view" data-state=...> root (helpers.widgets.base.'
+                                            "Explorer draws one), so no test can tell whose picture it is")
             for ctl in ex["controls"]:
                 try:
                     self._operate(ex["id"], ctl)
