@@ -135,7 +135,7 @@ def _measure_notebook(ctx, server, path: Path, rel: str, presses: int) -> list[d
                 try:
                     _measure_control(nbp, ex["id"], ctl, presses, row)
                 except (TimeoutError, ValueError) as e:
-                    row["error"] = str(e).replace(f"{rel}: ", "")[:150]
+                    row["error"] = str(e).replace(f"{rel}: ", "")[:400]
                     nbp.js("() => { gt.probe.t0 = null; gt.probe.armed = true; }")
                 rows.append(row)
         nbp.screenshot(ROOT / "artifacts" / "bench" / f"{path.stem}.png")
@@ -196,14 +196,23 @@ def _measure_control(nbp, e: int, ctl: dict, presses: int, row: dict) -> None:
                 row["error"] = "not timed: nothing to change to"
                 return
             expected, tol = pressed
-        nbp.wait("n => gt.probe.samples.length > n", n0, what=f"redraw {k + 1} of {ctl['label']!r}",
-                 timeout_ms=15000)
-        p = nbp.js("n => ({ms: gt.probe.samples[n], state: gt.probe.states[n], view: gt.probe.viewStates[n]})", n0)
+        try:
+            nbp.wait("n => gt.probe.samples.length > n", n0, what=f"redraw {k + 1} of {ctl['label']!r}",
+                     timeout_ms=15000)
+        except TimeoutError as err:
+            why = nbp.js("""e => { const a = document.activeElement, p = gt.probe, v = gt.view(e);
+                return `kernel busy since the press: ${p.busy}, idle after: ${p.idle}; focus on ` +
+                       `${a.tagName}.${a.className} "${a.textContent.slice(0, 20)}"; caption ${v.state}; ` +
+                       `picture ${v.viewState}`; }""", e)
+            raise TimeoutError(f"{err}; {why}") from None
+        p = nbp.js("n => ({ms: gt.probe.samples[n], state: gt.probe.states[n], view: gt.probe.viewStates[n], "
+                   "via: gt.probe.via[n]})", n0)
         named = nbp.js("([b, s, k, x, t]) => gt.changedKey(b, s, k, x, t)", [before, p["state"], kind, expected, tol])
         ok = bool(named) and (p["view"] is None or p["view"] == p["state"])
         matched += ok
         samples.append(round(p["ms"], 1))
-        states.append({"expected": expected, "caption": p["state"], "view": p["view"], "matched": ok})
+        states.append({"expected": expected, "caption": p["state"], "view": p["view"], "matched": ok,
+                       "ended_by": p["via"]})  # "dom": the kernel's idle was handled before the redraw's updates
         nbp.wait_quiet(e, 50, timeout_ms=15000)  # the next press starts from a quiet kernel
     row.update(n=len(samples), median_ms=statistics.median(samples), max_ms=max(samples),
                matched=matched, samples=samples, states=states)

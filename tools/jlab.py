@@ -448,37 +448,51 @@ PAGE_JS = r"""
       return bs.length < 2 ? -1 : (i + 1) % bs.length;
     },
     // Latency probe for one explorer: any key press inside it (keydown, capture phase, so every control
-    // starts the timer) -> the redraw painted. The redraw is over when the kernel turns idle after
-    // the press with the caption or picture changed (an idle with nothing changed, e.g. the answer
-    // to a ToggleButtons' extra "click" message, is not it); an <img> is also decoded. Then one frame
-    // (requestAnimationFrame + task) for the paint; the caption's and picture's data-state are
-    // recorded then. `armed = false` lets untimed keys (a Backspace before a retype) through.
+    // starts the timer) -> the redraw painted. The redraw is over when the kernel is idle after being
+    // busy since the press AND the explorer shows a new state: the caption's data-state changed (or, with
+    // no caption change, the picture) and the picture's .gt-view carries the caption's state. Both orders
+    // happen: usually the caption and picture change while the kernel is busy, but the idle status can
+    // be handled before the widget updates reach the page, so a MutationObserver checks again when they
+    // do. An idle with nothing changed (e.g. the answer to a ToggleButtons' extra "click" message) is not
+    // the redraw; a new busy period waits for its idle. An <img> is also decoded. Then one frame
+    // (requestAnimationFrame + a task) for the paint; the caption's and picture's data-state are recorded
+    // then. `armed = false` lets untimed keys (a Backspace before a retype) through.
     installProbe(e) {
       if (gt._probeOff) gt._probeOff();
       const r = gt.root(e), k = kernel();
-      const p = gt.probe = {armed: true, t0: null, busy: false, before: null, samples: [], states: [],
-                            viewStates: [], changed: []};
+      const p = gt.probe = {armed: true, t0: null, busy: false, idle: false, before: null, samples: [], states: [],
+                            viewStates: [], changed: [], via: []};
       const onKey = () => {
         if (!p.armed || p.t0 != null) return;
-        p.t0 = performance.now(); p.busy = false; p.before = gt.view(e);
+        p.t0 = performance.now(); p.busy = false; p.idle = false; p.before = gt.view(e);
       };
-      const onStatus = (_, status) => {
-        if (p.t0 == null) return;
-        if (status === 'busy') { p.busy = true; return; }
-        if (status !== 'idle' || !p.busy) return;
+      const check = (via) => {
+        if (p.t0 == null || !p.idle) return;
         const now = gt.view(e), b = p.before;
-        if (now.state === b.state && now.src === b.src) { p.busy = false; return; }
+        if (now.state === b.state && now.src === b.src) return;
+        if (now.hasView && now.viewState !== now.state) return;  // the picture's update is still to come
         const t0 = p.t0, pic = gt.picture(r), changed = now.src !== b.src; p.t0 = null;
         (changed && pic && pic.tagName === 'IMG' ? pic.decode().catch(() => null) : Promise.resolve()).then(() =>
           requestAnimationFrame(() => setTimeout(() => {
             const v = gt.view(e);
             p.samples.push(performance.now() - t0); p.states.push(v.state); p.viewStates.push(v.viewState);
-            p.changed.push(changed);
+            p.changed.push(changed); p.via.push(via);
           }, 0)));
       };
+      const onStatus = (_, status) => {
+        if (p.t0 == null) return;
+        if (status === 'busy') { p.busy = true; p.idle = false; return; }
+        if (status !== 'idle' || !p.busy) return;
+        p.idle = true;
+        check('status');
+      };
+      const observer = new MutationObserver(() => check('dom'));  // 'dom': the idle came first
+      observer.observe(r, {subtree: true, childList: true, attributes: true, characterData: true});
       r.addEventListener('keydown', onKey, {capture: true});
       k.statusChanged.connect(onStatus);
-      gt._probeOff = () => { r.removeEventListener('keydown', onKey, {capture: true}); k.statusChanged.disconnect(onStatus); };
+      gt._probeOff = () => {
+        r.removeEventListener('keydown', onKey, {capture: true}); k.statusChanged.disconnect(onStatus); observer.disconnect();
+      };
     },
   };
 }
