@@ -129,9 +129,44 @@ def test_heads_explorer(model_and_tok):
     from helpers.widgets.attention import HeadsExplorer
 
     ex = HeadsExplorer(*model_and_tok, text="and god said")
-    assert 'data-state="layer=0;n=3;text=and god said"' in ex.caption.value
+    assert 'data-state="layer=0;n=3;text=and god said;head0=on;head1=on;head2=on;head3=on;off=none"' \
+        in ex.caption.value
     assert ex.view.value.count("gt-pattern") == 4
     ex.layer.value = 1
     assert "layer=1" in ex.caption.value
     ex.text.value = ""
     assert "gt-error" in ex.caption.value and "empty" in ex.caption.value
+
+
+def test_heads_explorer_switches_heads_off(model_and_tok):
+    """A switched-off head's output is zeroed: the guesses shown are the ablated model's, per layer."""
+    from helpers.interp.ablation import ablated
+    from helpers.tokens import prepare_prompt
+    from helpers.widgets.attention import HeadsExplorer
+
+    model, tok = model_and_tok
+    text = "speak unto the children of"
+    ex = HeadsExplorer(model, tok, text=text, layer=1)
+    ids = prepare_prompt(text, tok, model.cfg.n_ctx).ids
+    p_all = model.next_token_probs(ids)
+    best = tok.vocab[int(p_all.argmax())]
+    ex.switches[2].value = False
+    assert ex.off == {(1, 2)} and ex.last_state["head2"] == "off" and ex.last_state["off"] == "1:2"
+    assert ex.switches[2].description == "head 2 off" and "(off)" in ex.view.value
+    with ablated(model, heads=[(1, 2)]):
+        p_off = model.next_token_probs(ids)
+    assert f"p(<code>{best}</code>) after the last token: {float(p_all.max()):.2f} &rarr; " \
+           f"{float(p_off[p_all.argmax()]):.2f}" in ex.caption.value
+    assert "loss on this text" in ex.caption.value
+    ex.layer.value = 0  # layer 0's switches are its own: all on, but layer 1 head 2 stays off
+    assert all(sw.value for sw in ex.switches) and ex.off == {(1, 2)}
+    assert ex.last_state["head2"] == "on" and ex.last_state["off"] == "1:2"
+    ex.switches[0].value = False
+    assert ex.off == {(0, 0), (1, 2)}
+    ex.layer.value = 1
+    assert [sw.value for sw in ex.switches] == [True, True, False, True]
+    ex.switches[2].value = True
+    ex.layer.value = 0
+    ex.switches[0].value = True
+    assert ex.off == set() and "Every head is on" in ex.caption.value
+    torch.testing.assert_close(model.next_token_probs(ids), p_all)  # the model itself is untouched

@@ -72,6 +72,27 @@ def test_02_every_doubling_of_d_model_brings_the_table_closer(corpus, seed):
     assert kls[0] > 20 * kls[-1], f"seed {seed}: {kls}"
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_02_the_causal_mask_alone_gives_order_and_rough_position(corpus, seed):
+    """02's attention layer without W_pos (random weights, the notebook's shapes): unmasked it is
+    permutation-equivariant, masked it is not, and log|o_i| tracks log i only under the mask."""
+    from helpers.model import names
+
+    data = corpus["data"]
+    windows = data.heldout_ids[: 200 * 32].reshape(200, 32)
+    log_i = torch.log(torch.arange(1, 33.0)).repeat(200)
+    ids = data.heldout_ids[:8]
+    perm = torch.tensor([3, 0, 6, 1, 7, 2, 5, 4])
+    for masked in (False, True):
+        layer = fresh_model(Config(n_vocab=data.n_vocab, d_model=64, n_ctx=32, n_layers=1, n_heads=4,
+                                   positional=False, masked=masked), seed=seed)
+        with torch.no_grad():
+            assert torch.allclose(layer(ids[perm]), layer(ids)[:, perm], atol=1e-6) == (not masked)
+            o = layer.run_with_cache(windows)[1][names.key(0, "o")]
+        corr = float(torch.corrcoef(torch.stack([o.norm(dim=1).log().reshape(-1), log_i]))[0, 1])
+        assert (corr < -0.6) if masked else abs(corr) < 0.05, (masked, corr)
+
+
 @pytest.fixture(scope="module")
 def facts_task():
     return FactsTask.make(n_people=32, n_things=8, n_colours=16, seed=0)  # notebook 06's table

@@ -63,6 +63,10 @@ class Spec:
 REGISTRY: dict[str, Spec] = {
     "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, pos_init_std=1.0), lr=1e-2),
+    # notebook 03 follows the post's simplified model: one layer with ONE head (d_head = d_model / 1), so every
+    # row of its activation table is the model's real prediction; attn1's recipe.
+    "attn1h1": Spec("1 layer, attention only, 1 head of d_head 64 (the post's simplified model)",
+                    dict(d_model=64, n_ctx=32, n_layers=1, n_heads=1, pos_init_std=1.0), lr=1e-2),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, pos_init_std=1.0), lr=1e-2, seed=1),
     # notebook 08's ladder: the same width, context, steps and seed, adding one piece at a time. These keep

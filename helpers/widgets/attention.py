@@ -3,7 +3,8 @@
 LastTokenExplorer (notebook 03)  type a sentence: the last token's weights over the context for one
                                  head, and the next-token prediction with and without attention.
 PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf.
-HeadsExplorer     (notebook 05)  every head of one layer side by side.
+HeadsExplorer     (notebook 05)  every head of one layer side by side; switch heads off and see the
+                                 next-token guess and the loss change.
 PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
                                  see the pattern A as a heatmap with tokens on both axes. Positions are
                                  numbered from 1 as in the post: the "query i" slider, the caption and
@@ -21,10 +22,13 @@ import html
 import ipywidgets as W
 import torch
 
+from helpers.interp.ablation import ablated
+from helpers.interp.loss import per_position_loss
 from helpers.model import names
 from helpers.model.transformer import Transformer, mask_switched
 from helpers.plots import svg
 from helpers.plots.attention import pattern_html, row_bars_html
+from helpers.ngrams import top_k
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
 from helpers.widgets.base import Explorer, choice, chosen, text_box
@@ -63,13 +67,16 @@ class LastTokenExplorer(Explorer):
         _needs_attention(model)
         self.model, self.tok, self.top = model, tokenizer, top
         self.text = text_box("text", text)
-        self.head = _numbered("head", model.cfg.n_heads, head)
-        super().__init__([self.text, self.head])
+        # a one-head model (notebook 03's, like the post's) needs no head buttons
+        self.head = _numbered("head", model.cfg.n_heads, head) if model.cfg.n_heads > 1 else None
+        super().__init__([self.text] + ([self.head] if self.head else []))
 
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         _, cache = self.model.run_with_cache(prompt.ids)
-        h = self.head.value
+        h = self.head.value if self.head else 0
+        who = f"head {h}: " if self.head else ""
+        lead = f"Head {h}: the" if self.head else "The"
         a = cache[names.key(0, "A")][h, -1]  # the last token's weights over the context (n,)
         W_U = self.model.unembed.W_U.detach()
         p_without = softmax(W_U @ cache["x0"][:, -1])  # x0_n only: no attention
@@ -81,12 +88,12 @@ class LastTokenExplorer(Explorer):
 
         (words_without, probs_without), (words_with, probs_with) = top(p_without), top(p_with)
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
-                f'<div>{row_bars_html(a, prompt.tokens, f"head {h}: weights of the last token")}</div>'
+                f'<div>{row_bars_html(a, prompt.tokens, f"{who}weights of the last token")}</div>'
                 f'<div>{row_bars_html(probs_without, words_without, "next token without attention: W_U x0")}</div>'
                 f'<div>{row_bars_html(probs_with, words_with, "next token with attention")}</div></div>')
         best = int(a.argmax())
         before, after = self.tok.vocab[int(p_without.argmax())], self.tok.vocab[int(p_with.argmax())]
-        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>Head {h}: the last token puts most weight "
+        text = (f"Tokens: {_tokens_line(prompt.tokens)}<br>{lead} last token puts most weight "
                 f"({float(a[best]):.2f}) on <code>{html.escape(prompt.tokens[best])}</code> (position {best + 1}). "
                 f"Top next token without attention: <code>{html.escape(before)}</code>; with: "
                 f"<code>{html.escape(after)}</code>.{_notice(prompt)}")
@@ -159,15 +166,48 @@ class PaddingExplorer(Explorer):
 
 
 class HeadsExplorer(Explorer):
-    """Notebook 05: every head of one layer side by side on the text you type (HTML, fast)."""
+    """Notebook 05: every head of one layer side by side on the text you type, and a switch per head.
+
+    A head switched off has its output o^h set to 0 (zero ablation, ``helpers.interp.ablation``): its
+    pattern is still drawn (greyed), but nothing it reads reaches the residual stream. Beside the
+    patterns: the model's next-token guesses after the last token with every head on and with the
+    switched-off heads removed, and the loss on the typed text both ways — what the heads are *for*,
+    measured, not read off a pattern. Switches are kept per layer; changing the layer shows its own.
+    """
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
-                 text: str = "and god said , let there be light : and there was light .", layer: int = 0):
+                 text: str = "and god said , let there be light : and there was light .", layer: int = 0,
+                 top: int = 5):
         _needs_attention(model)
-        self.model, self.tok = model, tokenizer
+        self.model, self.tok, self.top = model, tokenizer, top
+        self.off: set[tuple[int, int]] = set()  # (layer, head) pairs switched off
         self.text = text_box("text", text)
         self.layer = _numbered("layer", model.cfg.n_layers, layer)
-        super().__init__([self.text, self.layer])
+        self.switches = [W.ToggleButton(value=True, description=f"head {h} on", tooltip=f"switch head {h} off",
+                                        layout=W.Layout(width="7.5em")) for h in range(model.cfg.n_heads)]
+        self._syncing = False
+        for h, sw in enumerate(self.switches):
+            sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
+        self.layer.observe(self._show_layer_switches, names="value")
+        super().__init__([self.text, self.layer, *self.switches])
+
+    def _switch(self, h: int, on: bool) -> None:
+        if not self._syncing:
+            (self.off.discard if on else self.off.add)((self.layer.value, h))
+        self.switches[h].description = f"head {h} {'on' if on else 'off'}"
+
+    def _show_layer_switches(self, change) -> None:
+        """Set the buttons to the new layer's switches without counting that as a learner's change."""
+        self._syncing = True
+        try:
+            for h, sw in enumerate(self.switches):
+                sw.value = (change["new"], h) not in self.off
+        finally:
+            self._syncing = False
+
+    def update(self, *args):
+        if not self._syncing:  # one redraw per learner change, not one per button the layer change sets
+            super().update(*args)
 
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
@@ -175,9 +215,38 @@ class HeadsExplorer(Explorer):
         _, cache = self.model.run_with_cache(prompt.ids)
         A = cache[names.key(L, "A")]  # (n_heads, n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
-        cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>head {h}</b></div>'
-                        f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))
-        view = f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
+        off = sorted(self.off)
+        cells = "".join(
+            f'<div style="{"opacity:0.35" if (L, h) in self.off else ""}"><div style="font:12px sans-serif;'
+            f'text-align:center"><b>head {h}</b>{" (off)" if (L, h) in self.off else ""}</div>'
+            f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))
+        p_all = self.model.next_token_probs(prompt.ids)
+        loss_all = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
+        with ablated(self.model, heads=off):
+            p_off = self.model.next_token_probs(prompt.ids)
+            loss_off = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
+        vocab = self.tok.vocab
+        best = int(p_all.argmax())
+        label = "every head on" if not off else "without " + ", ".join(f"layer {a} head {b}" for a, b in off)
+        view = (f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
+                + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
+                          svg.hbars(top_k(p_off, self.top, vocab), title=f"next token, {label}", width=260,
+                                    color=svg.ORANGE if off else svg.BLUE)))
         text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
-                f"hover a cell for its weight).{_notice(prompt)}")
-        return text, {"layer": L, "n": n, "text": self.text.value}, view
+                f"hover a cell for its weight). ")
+        if off:
+            which = ", ".join(f"layer {a} head {b}" for a, b in off)
+            text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
+                     f"p(<code>{html.escape(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
+                     f"&rarr; {float(p_off[best]):.2f}; top guess "
+                     f"<code>{html.escape(vocab[int(p_off.argmax())])}</code>")
+            if loss_all is not None:
+                text += f"; loss on this text {float(loss_all):.2f} &rarr; {float(loss_off):.2f} nats/token"
+            text += "."
+        else:
+            text += (f"Every head is on: the top guess after the last token is <code>{html.escape(vocab[best])}</code> "
+                     f"(p = {float(p_all[best]):.2f}). Switch a head off to see what it contributes.")
+        state = {"layer": L, "n": n, "text": self.text.value} | {
+            f"head{h}": "off" if (L, h) in self.off else "on" for h in range(len(A))} | {
+            "off": ",".join(f"{a}:{b}" for a, b in off) or "none"}  # layer:head
+        return text + _notice(prompt), state, view
