@@ -11,6 +11,20 @@ attribute), with a timeout that says what it was waiting for.
 * ``browser()`` launches Debian's Chromium (``/usr/bin/chromium``) with the flags this machine needs.
 * ``NotebookPage`` opens one notebook, waits until its kernel is really connected and idle, runs all
   cells, scrolls through them, and reports what the learner would see.
+
+What an explorer is, in the page (``gt.explorers()``): the VBox whose child is the HTML widget holding
+``<div class="gt-caption" data-state="k=v;...">``; its picture is the HTML widget whose root is
+``<div class="gt-view" data-state="...">`` (the same state as the caption's when the picture is the
+picture of the value shown), or, in explorers from before that contract, an <img> or other HTML.
+Its controls, one entry each: slider (any noUiSlider), choice (a ToggleButtons group, however many
+buttons), toggle (a lone ToggleButton), checkbox, text (Text, Combobox) and dropdown, which is only
+reported: a focused <select> cannot be changed by keys in JupyterLab (DROPDOWN_PROBLEM).
+
+``NotebookPage.press_control`` changes a control from the KEYBOARD ONLY (focus, then keys; no clicks)
+and ``_operate`` checks the result: the caption names the new value, the picture's .gt-view shows the
+caption's state, the picture changed. ``wait_quiet`` and ``stale_problems`` let a test press keys
+faster than the kernel answers and then check that the last value won. ``gt.installProbe`` is the
+in-page latency probe of tools/bench.py (keydown anywhere in an explorer -> redraw painted).
 """
 
 from __future__ import annotations
@@ -53,6 +67,26 @@ FALLBACK_PATTERNS = [
     r"A Jupyter widget could not be displayed",
 ]
 FALLBACK_RE = re.compile("|".join(FALLBACK_PATTERNS))
+
+DROPDOWN_PROBLEM = ("a dropdown can't be changed from the keyboard in JupyterLab (ArrowDown moves to the next "
+                    "cell): use ToggleButtons or a SelectionSlider")
+
+
+def parse_state(state: str | None) -> dict[str, str]:
+    """``"n=3;text=a b"`` -> ``{"n": "3", "text": "a b"}`` (the caption's data-state, values untrimmed)."""
+    out = {}
+    for kv in (state or "").split(";"):
+        k, sep, v = kv.partition("=")
+        if sep and k.strip():
+            out[k.strip()] = v
+    return out
+
+
+def slider_expected(readout: str) -> tuple[str, float]:
+    """A slider's readout -> (the value the caption should name, the tolerance its rounding allows)."""
+    expected = readout.strip().replace("\u2212", "-")
+    dec = expected.split(".")[1] if "." in expected else ""
+    return expected, (0.5 * 10 ** -len(dec) + 1e-9 if dec.isdigit() else 0.5)
 
 
 def chromium_problem() -> str | None:
@@ -252,8 +286,9 @@ PAGE_JS = r"""
       if (!isNaN(a) && !isNaN(b) && /^[-+0-9.eE]+$/.test(String(value).trim())) return Math.abs(a - b) <= tol;
       return norm(value) === norm(expected);
     }
-    if (kind === 'toggle') return (expected ? TRUE : FALSE).includes(norm(value));
-    if (kind === 'dropdown') return norm(value) === norm(expected) ||
+    if (kind === 'toggle' || kind === 'checkbox') return (expected ? TRUE : FALSE).includes(norm(value));
+    // a button's or option's label may say more than the state ("head 0" for head=0), or less
+    if (kind === 'choice' || kind === 'dropdown') return norm(value) === norm(expected) ||
         norm(expected).split(' ').includes(norm(value)) || norm(value).split(' ').includes(norm(expected));
     return norm(value) === norm(expected);  // text
   };
@@ -314,8 +349,12 @@ PAGE_JS = r"""
       return widgetIdx.every(j => outs[j] && (outs[j].widget || (outs[j].text && !/Loading widget/.test(outs[j].text))));
     },
     // Tag every explorer and its controls. An explorer is the box (VBox) whose direct child is the
-    // gt-caption's HTML widget; its picture is the box's image (an <img>, the PNG explorers) or,
-    // for HTML explorers (helpers.widgets.attention.HTMLExplorer), its other HTML widget.
+    // gt-caption's HTML widget; its picture is the box's `.gt-view` element (helpers.widgets.base.Explorer:
+    // an HTML widget whose root div carries the same data-state as the caption) or, for explorers from
+    // before that contract, its <img> (PNG) or its other HTML widget.
+    // Control kinds: slider (every noUiSlider: Int/Float/FloatLog/SelectionSlider, one handle), choice (a
+    // ToggleButtons group, ONE control however many buttons), toggle (a lone ToggleButton), checkbox, text
+    // (Text, Combobox: an <input>), and dropdown, found only to be reported (see jlab.DROPDOWN_PROBLEM).
     explorers() {
       const roots = [];
       document.querySelectorAll('.jp-OutputArea-output .gt-caption').forEach(cap => {
@@ -327,18 +366,33 @@ PAGE_JS = r"""
         r.dataset.gtExplorer = e;
         const cell = ws.findIndex(w => w.node.contains(r));
         const controls = [];
-        const add = (kind, el) => { el.dataset.gtControl = e + '-' + controls.length;
-          const lab = el.closest('.widget-inline-hbox'); const l = lab && lab.querySelector('.widget-label');
-          controls.push({kind, id: el.dataset.gtControl, label: (l && l.textContent) || el.textContent || ''}); };
+        const add = (kind, el, extra) => {
+          el.dataset.gtControl = e + '-' + controls.length;
+          // (textContent, not innerText: a cell scrolled out of view is not rendered and has no innerText)
+          const box = el.closest('.widget-toggle-buttons, .widget-checkbox, .widget-inline-hbox');
+          const text = (n) => n ? n.textContent.replace(/\u200b/g, '').trim() : '';
+          const label = (box && (text(box.querySelector('.widget-label')) || text(box.querySelector('.widget-label-basic')))) ||
+                        text(el);
+          controls.push(Object.assign({kind, id: el.dataset.gtControl, label, el}, extra || {}));
+        };
         r.querySelectorAll('.widget-slider .noUi-handle-lower').forEach(el => add('slider', el));
+        r.querySelectorAll('.widget-toggle-buttons').forEach(el =>
+          add('choice', el, {options: Array.from(el.querySelectorAll('button.widget-toggle-button')).map(b => b.textContent.trim())}));
         r.querySelectorAll('.widget-dropdown select').forEach(el => add('dropdown', el));
-        r.querySelectorAll('.widget-text input[type=text], .widget-textarea textarea').forEach(el => add('text', el));
-        r.querySelectorAll('button.widget-toggle-button').forEach(el => add('toggle', el));
-        r.querySelectorAll('.widget-checkbox input[type=checkbox]').forEach(el => add('toggle', el));
-        return {id: e, cell, controls, state: gt.view(e).state};
+        r.querySelectorAll('.widget-text input, .widget-textarea textarea').forEach(el =>
+          add('text', el, {combobox: el.hasAttribute('list')}));
+        r.querySelectorAll('button.widget-toggle-button').forEach(el => { if (!el.closest('.widget-toggle-buttons')) add('toggle', el); });
+        r.querySelectorAll('.widget-checkbox input[type=checkbox]').forEach(el => add('checkbox', el));
+        // in the order the learner sees them (the ids stay as tagged)
+        controls.sort((a, b) => (a.el.compareDocumentPosition(b.el) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
+        controls.forEach(c => delete c.el);
+        return {id: e, cell, controls, state: gt.view(e).state, hasView: gt.view(e).hasView};
       });
     },
+    root(e) { return document.querySelector(`[data-gt-explorer="${e}"]`); },
     picture(r) {
+      const gv = r.querySelector('.gt-view');
+      if (gv) return gv;
       const kids = Array.from(r.children);
       return kids.find(k => k.matches('img.widget-image')) ||
              kids.filter(k => k.matches('.widget-html') && !k.querySelector('.gt-caption')).pop() || null;
@@ -351,39 +405,94 @@ PAGE_JS = r"""
       return 'html:' + t.length + ':' + h;
     },
     view(e) {
-      const r = document.querySelector(`[data-gt-explorer="${e}"]`);
-      const cap = r.querySelector('.gt-caption'), pic = gt.picture(r);
+      const r = gt.root(e);
+      const cap = r.querySelector('.gt-caption'), pic = gt.picture(r), gv = r.querySelector('.gt-view');
       return {state: cap ? cap.getAttribute('data-state') : null, error: !!(cap && cap.classList.contains('gt-error')),
               caption: cap ? cap.innerText : '', src: gt.signature(pic), kind: pic ? pic.tagName.toLowerCase() : null,
+              hasView: !!gv, viewState: gv ? gv.getAttribute('data-state') : null,
               loaded: !!pic && (pic.tagName !== 'IMG' || (pic.complete && pic.naturalWidth > 0))};
     },
-    // The caption names the expected value under a key that changed.
-    updated(e, before, kind, expected, tol) {
-      const v = gt.view(e);
-      if (v.state === before.state) return false;
-      const a = parseState(v.state), b = parseState(before.state);
-      return Object.keys(a).some(k => a[k] !== b[k] && matches(kind, a[k], expected, tol));
+    matches,
+    // The key of `now` whose value changed from `before` and names `expected`, or null.
+    changedKey(before, now, kind, expected, tol) {
+      if (now === before) return null;
+      const a = parseState(now), b = parseState(before);
+      return Object.keys(a).find(k => a[k] !== b[k] && matches(kind, a[k], expected, tol)) || null;
     },
-    // The kernel has finished the redraw (iopub is handled in order: caption, image, then idle)
-    // and the image shown is loaded.
+    // The caption names the expected value under a key that changed (returns that key).
+    updated(e, before, kind, expected, tol) { return gt.changedKey(before.state, gt.view(e).state, kind, expected, tol) || false; },
+    // The picture shown is the picture of the state the caption names (no .gt-view: nothing to compare).
+    consistent(e) { const v = gt.view(e); return !v.hasView || v.viewState === v.state; },
+    // The kernel has finished the redraw (iopub is handled in order: caption, picture, then idle)
+    // and the image shown, if an <img>, is loaded.
     settledView(e) { const k = kernel(), v = gt.view(e); return k && k.status === 'idle' && v.loaded; },
-    // Latency probe: key press on a slider handle -> the redraw painted. The redraw is over when
-    // the kernel turns idle after the press; if the image changed, also wait for it to be decoded.
-    // Then one frame (requestAnimationFrame + task) for the paint.
+    // Kernel idle, and nothing (kernel status, caption state, picture) changed for `ms`: a burst of
+    // key presses has been fully answered. Reset with gt.quietReset() before each wait.
+    quietReset() { gt._quiet = null; },
+    quiet(e, ms) {
+      const k = kernel(), v = gt.view(e), now = performance.now();
+      const snap = [k && k.status, v.state, v.viewState, v.src, v.loaded].join('|');
+      const q = gt._quiet;
+      if (!q || q.snap !== snap || !k || k.status !== 'idle' || !v.loaded) { gt._quiet = {snap, since: now}; return false; }
+      return now - q.since >= ms;
+    },
+    // Test-only: overwrite the caption's or the picture's data-state (the stale check's negative control).
+    doctor(e, which, state) {
+      const el = gt.root(e).querySelector(which === 'view' ? '.gt-view' : '.gt-caption');
+      const old = el.getAttribute('data-state'); el.setAttribute('data-state', state); return old;
+    },
+    // The index of the button after the active one in a choice group (cyclic).
+    nextChoice(id) {
+      const bs = Array.from(document.querySelectorAll(`[data-gt-control="${id}"] button.widget-toggle-button`));
+      const i = bs.findIndex(b => b.classList.contains('mod-active'));
+      return bs.length < 2 ? -1 : (i + 1) % bs.length;
+    },
+    // Latency probe for one explorer: any key press inside it (keydown, capture phase, so every control
+    // starts the timer) -> the redraw painted. The redraw is over when the kernel is idle after being
+    // busy since the press AND the explorer shows a new state: the caption's data-state changed (or, with
+    // no caption change, the picture) and the picture's .gt-view carries the caption's state. Both orders
+    // happen: usually the caption and picture change while the kernel is busy, but the idle status can
+    // be handled before the widget updates reach the page, so a MutationObserver checks again when they
+    // do. An idle with nothing changed (e.g. the answer to a ToggleButtons' extra "click" message) is not
+    // the redraw; a new busy period waits for its idle. An <img> is also decoded. Then one frame
+    // (requestAnimationFrame + a task) for the paint; the caption's and picture's data-state are recorded
+    // then. `armed = false` lets untimed keys (a Backspace before a retype) through.
     installProbe(e) {
-      const r = document.querySelector(`[data-gt-explorer="${e}"]`), pic = gt.picture(r);
-      const h = r.querySelector('.noUi-handle-lower');
-      const p = gt.probe = {t0: null, busy: false, src: null, samples: [], imageChanged: []};
-      h.addEventListener('keydown', () => { p.t0 = performance.now(); p.busy = false; p.src = gt.signature(gt.picture(r)); },
-                         {capture: true});
-      kernel().statusChanged.connect((_, status) => {
+      if (gt._probeOff) gt._probeOff();
+      const r = gt.root(e), k = kernel();
+      const p = gt.probe = {armed: true, t0: null, busy: false, idle: false, before: null, samples: [], states: [],
+                            viewStates: [], changed: [], via: []};
+      const onKey = () => {
+        if (!p.armed || p.t0 != null) return;
+        p.t0 = performance.now(); p.busy = false; p.idle = false; p.before = gt.view(e);
+      };
+      const check = (via) => {
+        if (p.t0 == null || !p.idle) return;
+        const now = gt.view(e), b = p.before;
+        if (now.state === b.state && now.src === b.src) return;
+        if (now.hasView && now.viewState !== now.state) return;  // the picture's update is still to come
+        const t0 = p.t0, pic = gt.picture(r), changed = now.src !== b.src; p.t0 = null;
+        (changed && pic && pic.tagName === 'IMG' ? pic.decode().catch(() => null) : Promise.resolve()).then(() =>
+          requestAnimationFrame(() => setTimeout(() => {
+            const v = gt.view(e);
+            p.samples.push(performance.now() - t0); p.states.push(v.state); p.viewStates.push(v.viewState);
+            p.changed.push(changed); p.via.push(via);
+          }, 0)));
+      };
+      const onStatus = (_, status) => {
         if (p.t0 == null) return;
-        if (status === 'busy') { p.busy = true; return; }
+        if (status === 'busy') { p.busy = true; p.idle = false; return; }
         if (status !== 'idle' || !p.busy) return;
-        const t0 = p.t0, now = gt.picture(r), changed = gt.signature(now) !== p.src; p.t0 = null;
-        (changed && now.tagName === 'IMG' ? now.decode().catch(() => null) : Promise.resolve()).then(() =>
-          requestAnimationFrame(() => setTimeout(() => { p.samples.push(performance.now() - t0); p.imageChanged.push(changed); }, 0)));
-      });
+        p.idle = true;
+        check('status');
+      };
+      const observer = new MutationObserver(() => check('dom'));  // 'dom': the idle came first
+      observer.observe(r, {subtree: true, childList: true, attributes: true, characterData: true});
+      r.addEventListener('keydown', onKey, {capture: true});
+      k.statusChanged.connect(onStatus);
+      gt._probeOff = () => {
+        r.removeEventListener('keydown', onKey, {capture: true}); k.statusChanged.disconnect(onStatus); observer.disconnect();
+      };
     },
   };
 }
@@ -436,13 +545,15 @@ class NotebookPage:
     def js(self, expr: str, *args):
         return self.page.evaluate(expr, *args) if args else self.page.evaluate(expr)
 
-    def wait(self, expr: str, arg=None, *, what: str, timeout_ms: float | None = None) -> None:
+    def wait(self, expr: str, arg=None, *, what: str, timeout_ms: float | None = None):
+        """Wait until ``expr`` (polled every 100 ms) is truthy; returns its value."""
         from playwright.sync_api import TimeoutError as PWTimeout
         try:
-            self.page.wait_for_function(expr, arg=arg, timeout=timeout_ms or self.timeout_ms, polling=100)
+            handle = self.page.wait_for_function(expr, arg=arg, timeout=timeout_ms or self.timeout_ms, polling=100)
         except PWTimeout:
             raise TimeoutError(f"{self.path}: timed out waiting for {what} "
                                f"(kernel {self._safe('() => window.gt && gt.kernelStatus()')})") from None
+        return handle.json_value()
 
     def _safe(self, expr: str):
         try:
@@ -517,12 +628,16 @@ class NotebookPage:
                 self.report.problem_cells.append(i)
 
     def operate_explorers(self) -> list[dict]:
-        """Operate every control of every gt-caption explorer; the caption must name the new value
-        and a new image must be loaded."""
+        """Operate every control of every gt-caption explorer from the keyboard; the caption must name
+        the new value, the picture (its .gt-view) must show that same state, and it must change."""
         explorers = self.js("() => gt.explorers()")
         self.report.explorers = len(explorers)
         for ex in explorers:
             self.js("i => gt.scrollTo(i)", ex["cell"])
+            if not ex["hasView"]:
+                self.report.problems.append(f"explorer {ex['id']} ({ex['state']}): its picture has no "
+                                            '<div class="gt-view" data-state=...> root (helpers.widgets.base.'
+                                            "Explorer draws one), so no test can tell whose picture it is")
             for ctl in ex["controls"]:
                 try:
                     self._operate(ex["id"], ctl)
@@ -530,57 +645,107 @@ class NotebookPage:
                     self.report.problems.append(str(e))
             # A change may legitimately draw the same picture (identical PNG: no new image), but
             # an explorer whose picture never changes is not redrawing.
-            if ex["controls"] and ex["id"] not in self.report.images_changed:
+            operable = [c for c in ex["controls"] if c["kind"] != "dropdown"]
+            if operable and ex["id"] not in self.report.images_changed:
                 self.report.problems.append(f"explorer {ex['id']} ({ex['state']}): the caption followed "
                                             "the controls but the picture never changed")
         return explorers
 
-    def _operate(self, e: int, ctl: dict) -> None:
-        loc = self.page.locator(f'[data-gt-control="{ctl["id"]}"]')
-        loc.scroll_into_view_if_needed()
-        before = self.js("e => gt.view(e)", e)
-        kind, tol = ctl["kind"], 1e-9
-        name = f"explorer {e} ({before['state']}), {kind} {ctl['label'].strip()!r}"
+    def control(self, ctl: dict):
+        """The Playwright locator of a control found by ``gt.explorers()``."""
+        return self.page.locator(f'[data-gt-control="{ctl["id"]}"]')
+
+    def press_control(self, ctl: dict, *, word: str | None = None,
+                      key: str | None = None) -> tuple[object, float] | None:
+        """Change one control with the keyboard only, as a learner without a mouse would: focus it, press
+        keys. Returns (the value the caption should now name, tolerance), or None when the control has
+        nothing to change to (a one-button choice, a slider with one value). No clicks, no ``select_option``:
+        slider    focus the handle, ``key`` or ArrowRight (ArrowLeft at the top): noUiSlider handles the arrows
+                  and preventDefaults them, so JupyterLab's command-mode arrow shortcuts never see them.
+        choice    focus the button after the active one, Space. Why Space: no JupyterLab shortcut is
+                  bound to it, and a focused <button> or checkbox activates on it (on keyup) in every
+                  browser. Enter works on buttons too (checked in JupyterLab 4.6: its only Enter shortcut,
+                  notebook:enter-edit-mode, is bound to `.jp-Notebook.jp-mod-commandMode .jp-Cell:focus`,
+                  the cell itself, not a button inside it), but Enter does nothing on a checkbox, so one
+                  key serves every button-like control.
+        toggle,
+        checkbox  focus, Space.
+        text      focus (no click), Control+A, type ``word`` (default: corpus words), Enter (a Combobox or a Text with
+                  continuous_update=False only commits on Enter; for the others it changes nothing).
+        dropdown  raises: it cannot be changed from the keyboard in JupyterLab (DROPDOWN_PROBLEM)."""
+        loc, kind, kb = self.control(ctl), ctl["kind"], self.page.keyboard
         if kind == "slider":
             now, top = float(loc.get_attribute("aria-valuenow")), float(loc.get_attribute("aria-valuemax"))
-            readout = loc.locator("xpath=ancestor::div[contains(@class,'widget-slider')]//div[contains(@class,'widget-readout')]")
+            if top <= float(loc.get_attribute("aria-valuemin")):
+                return None  # one value only (e.g. a query slider over a one-token text)
+            readout = self.readout(ctl)
             old = readout.inner_text()
             loc.focus()
-            self.page.keyboard.press("ArrowLeft" if now >= top else "ArrowRight")
+            kb.press(key or ("ArrowLeft" if now >= top else "ArrowRight"))
             self.wait("([el, old]) => el.innerText !== old", [readout.element_handle(), old],
-                      what=f"{name}: the slider readout to move", timeout_ms=10000)
-            expected = readout.inner_text().strip().replace("\u2212", "-")
-            dec = expected.split(".")[1] if "." in expected else ""
-            tol = 0.5 * 10 ** -len(dec) + 1e-9 if dec.isdigit() else 0.5
-        elif kind == "dropdown":
-            options = loc.locator("option").all_inner_texts()
-            current = loc.evaluate("el => el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : ''")
-            others = [o for o in options if o != current]
-            if not others:
-                return
-            expected = others[0]
-            loc.select_option(label=expected)
-        elif kind == "text":
-            # Type a common word of the corpus over the box's text: valid whether the box wants a
-            # prompt or a single token.
-            word = "lord" if loc.input_value().strip().lower() == "the" else "the"
-            loc.click()
-            loc.press("ControlOrMeta+a")
-            loc.press_sequentially(word)
-            loc.press("Enter")  # boxes with continuous_update=False (e.g. a Combobox) commit on Enter
-            expected = loc.input_value()
-        else:  # toggle: ToggleButton or Checkbox
+                      what=f"slider {ctl['label']!r}: the readout to move", timeout_ms=10000)
+            return slider_expected(readout.inner_text())
+        if kind == "choice":
+            i = self.js("id => gt.nextChoice(id)", ctl["id"])
+            if i < 0:
+                return None
+            button = loc.locator("button.widget-toggle-button").nth(i)
+            button.focus()
+            kb.press("Space")
+            return button.text_content().strip(), 0.0
+        if kind in ("toggle", "checkbox"):
             was = loc.evaluate("el => el.type === 'checkbox' ? el.checked : el.classList.contains('mod-active')")
-            loc.click()
-            expected = not was
+            loc.focus()
+            kb.press("Space")
+            return (not was), 0.0
+        if kind == "text":
+            # Common words of the corpus over the box's text: one word where the box holds one token,
+            # a few where it holds a prompt (one token would leave e.g. a query slider no room to move).
+            was = loc.input_value().strip().lower()
+            if word is None:
+                word = ("and the lord said" if was != "and the lord said" else "the lord spake") if " " in was \
+                    else ("lord" if was == "the" else "the")
+            loc.focus()
+            kb.press("ControlOrMeta+a")
+            kb.type(word)
+            kb.press("Enter")
+            return loc.input_value(), 0.0
+        raise ValueError(DROPDOWN_PROBLEM if kind == "dropdown" else f"unknown control kind {kind!r}")
+
+    def readout(self, ctl: dict):
+        """The text readout beside a slider handle (the value the learner reads)."""
+        return self.control(ctl).locator(
+            "xpath=ancestor::div[contains(@class,'widget-slider')]//div[contains(@class,'widget-readout')]")
+
+    def _operate(self, e: int, ctl: dict) -> str | None:
+        """Change one control from the keyboard and check the redraw; returns the caption's key that
+        named the new value (None if the control could not be changed)."""
+        before = self.js("e => gt.view(e)", e)
+        kind = ctl["kind"]
+        name = f"explorer {e} ({before['state']}), {kind} {ctl['label'].strip()!r}"
+        if kind == "dropdown":
+            self.report.problems.append(f"{name}: {DROPDOWN_PROBLEM}")
+            return None
+        self.control(ctl).scroll_into_view_if_needed()
+        pressed = self.press_control(ctl)
+        if pressed is None:
+            return None
+        expected, tol = pressed
         try:
-            self.wait("([e, b, k, x, t]) => gt.updated(e, b, k, x, t)", [e, before, kind, expected, tol],
-                      what=f"{name}: the caption to name {expected!r}", timeout_ms=20000)
+            key = self.wait("([e, b, k, x, t]) => gt.updated(e, b, k, x, t)", [e, before, kind, expected, tol],
+                            what=f"{name}: the caption to name {expected!r}", timeout_ms=20000)
         except TimeoutError as err:
             after = self.js("e => gt.view(e)", e)
             raise TimeoutError(f"{err}; caption now {after['state']!r} (error={after['error']}: "
                                f"{after['caption'][:100]!r})") from None
         self.wait("e => gt.settledView(e)", e, what=f"{name}: the redraw to finish", timeout_ms=20000)
+        try:
+            self.wait("e => gt.consistent(e)", e, what=f"{name}: the picture to show the caption's state",
+                      timeout_ms=5000)
+        except TimeoutError:
+            v = self.js("e => gt.view(e)", e)
+            self.report.problems.append(f"{name}: the picture shows {v['viewState']!r} but the caption names "
+                                        f"{v['state']!r}")
         after = self.js("e => gt.view(e)", e)
         if after["src"] != before["src"]:
             self.report.images_changed.add(e)
@@ -588,6 +753,37 @@ class NotebookPage:
             self.report.problems.append(f"{name}: caption shows an error after setting {expected!r}: "
                                         f"{after['caption'][:120]!r}")
         self.report.operated.append(f"{kind} -> {after['state']}")
+        return key
+
+    def wait_quiet(self, e: int, ms: float = 500, timeout_ms: float = 30000) -> dict:
+        """Wait until the kernel is idle and explorer ``e``'s caption and picture have not changed
+        for ``ms`` (every key of a burst answered, including ipywidgets' throttled last update);
+        returns what is shown then."""
+        self.js("() => gt.quietReset()")
+        self.wait("([e, ms]) => gt.quiet(e, ms)", [e, ms], what=f"explorer {e} to settle after the keys",
+                  timeout_ms=timeout_ms)
+        return self.js("e => gt.view(e)", e)
+
+    def stale_problems(self, e: int, key: str, kind: str, expected, tol: float = 1e-9) -> list[str]:
+        """What is wrong with explorer ``e`` if its control under caption key ``key`` shows ``expected``:
+        the caption must name exactly that value (text: the box's value, character for character),
+        show no error, and the picture's .gt-view must carry the caption's state. Empty: not stale."""
+        v = self.js("e => gt.view(e)", e)
+        state = parse_state(v["state"])
+        problems = []
+        if v["error"]:
+            problems.append(f"the caption shows an error: {v['caption'][:120]!r}")
+        elif key not in state:
+            problems.append(f"the caption's state {v['state']!r} has no {key!r}")
+        else:
+            shown = state[key]
+            ok = (shown == expected if kind == "text" else
+                  self.js("([k, v, x, t]) => gt.matches(k, v, x, t)", [kind, shown, expected, tol]))
+            if not ok:
+                problems.append(f"stale: the control shows {expected!r} but the caption names {key}={shown!r}")
+        if v["hasView"] and v["viewState"] != v["state"]:
+            problems.append(f"stale picture: the picture shows {v['viewState']!r}, the caption {v['state']!r}")
+        return problems
 
     def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

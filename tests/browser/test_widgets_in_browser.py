@@ -1,23 +1,36 @@
-"""Every notebook, as a learner sees it in JupyterLab in a real browser (issue 5).
+"""Every notebook, as a learner sees it in JupyterLab in a real browser (issues 5 and 10).
 
 For each notebooks/*.ipynb (and a fixture notebook that has one control of each kind): open it,
 wait until the kernel is connected and idle, Run All, scroll through every cell, and check that
 every widget output renders as a widget (no `IntSlider(value=...` / `VBox(children=...` /
 "Loading widget..." text in any output area) and no cell raised. Then operate every control of
-every explorer (helpers.widgets.base.Explorer: a `gt-caption` with `data-state` and an image):
-slider by arrow key, dropdown by choosing another option, text box by typing, toggle by clicking;
-the caption must name the new value and a new image must load. A screenshot per notebook goes to
-artifacts/browser/. The negative control proves the detector fails when widgets do not render.
+every explorer (helpers.widgets.base.Explorer: a `gt-caption` with `data-state`, and a picture whose
+`gt-view` root carries the same data-state) from the KEYBOARD ONLY: focus it and press keys, as a
+learner without a mouse would (slider: arrow keys; toggle-button group, toggle button, checkbox:
+Space; text box: Control+A, a word, Enter; see jlab.NotebookPage.press_control). The caption must
+name the new value, the picture must show the caption's state, and it must change. A dropdown is a
+failure: JupyterLab's command-mode arrow keys take the keys from a focused <select>.
+
+Fast input (issue 10): typing a prompt with no delay between keys, or holding an arrow key, must end
+with the last value drawn: the caption names the box's text / the slider's readout and the picture
+shows the caption's state (no stale picture). Run on the fixture and on notebook 04's pattern explorer.
+
+Negative controls: with the widget front-end switched off the render check fails and says why; the
+stale check fails on a deliberately wrong expected value and on a doctored caption / picture.
+A screenshot per notebook goes to artifacts/browser/.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import ARTIFACTS, FIXTURE, series_notebooks
+from conftest import ARTIFACTS, FIXTURE, ROOT, series_notebooks
 
 import jlab
 
-KINDS = {"slider", "dropdown", "text", "toggle"}
+KINDS = {"slider", "choice", "text", "toggle", "checkbox"}
+# Corpus words only, longer than any default text, so the query slider gains room to move.
+FAST_PROMPT = "and god said unto moses , go in unto pharaoh and say unto him , let my people go"
+HOLD_PRESSES = 12
 
 
 def _served_path(nb) -> str:
@@ -44,7 +57,7 @@ def test_notebook_in_browser(nb, lab, chromium):
     assert not report.problems, _explain(report)
     assert report.explorers >= 1, (f"{nb.name}: no explorer found (CONTRIBUTING rule 4: at least one widget "
                                    "built on helpers.widgets.base.Explorer, with a gt-caption)")
-    assert report.operated, f"{nb.name}: explorers found but no slider/dropdown/text/toggle to operate"
+    assert report.operated, f"{nb.name}: explorers found but no control to operate from the keyboard"
 
 
 def test_negative_control_detects_text_fallback(lab_without_widgets, chromium):
@@ -55,3 +68,74 @@ def test_negative_control_detects_text_fallback(lab_without_widgets, chromium):
     assert "rendered as text, not as a widget" in text, text
     assert "VBox(children=" in text and "IntSlider(" in text, text
     assert report.explorers == 0
+
+
+FAST_TARGETS = [FIXTURE] + sorted((ROOT / "notebooks").glob("04*.ipynb"))
+
+
+@pytest.mark.parametrize("nb", FAST_TARGETS, ids=lambda p: p.stem)
+def test_fast_keys_never_leave_a_stale_picture(nb, lab, chromium):
+    """(a) a prompt typed with no delay between keys, (b) an arrow key pressed HOLD_PRESSES times
+    without waiting: once the kernel is idle and the explorer settled, the caption names the last
+    value and the picture shows the caption's state. Then the negative controls: the same check on a
+    wrong expected value and on a doctored caption / picture must fail."""
+    nbp = jlab.NotebookPage(chromium, lab, _served_path(nb))
+    try:
+        nbp.open()
+        nbp.run_all()
+        nbp.check_outputs()
+        assert not nbp.report.problems, _explain(nbp.report)
+        explorers = nbp.js("() => gt.explorers()")
+        ex = next((x for x in explorers if {"text", "slider"} <= {c["kind"] for c in x["controls"]}), None)
+        assert ex, f"{nb.name}: no explorer with a text box and a slider: {explorers}"
+        e = ex["id"]
+        text = next(c for c in ex["controls"] if c["kind"] == "text")
+        slider = next(c for c in ex["controls"] if c["kind"] == "slider")
+        assert ex["hasView"], f"{nb.name}: the explorer's picture has no .gt-view root with a data-state"
+        nbp.js("i => gt.scrollTo(i)", ex["cell"])
+        # One slow change each tells which caption key names which control.
+        text_key, slider_key = nbp._operate(e, text), nbp._operate(e, slider)
+        assert text_key and slider_key and not nbp.report.problems, _explain(nbp.report)
+
+        # (a) typing fast
+        box, kb = nbp.control(text), nbp.page.keyboard
+        box.focus()
+        kb.press("ControlOrMeta+a")
+        box.press_sequentially(FAST_PROMPT, delay=0)
+        if text.get("combobox"):
+            kb.press("Enter")
+        shown = nbp.wait_quiet(e)
+        assert box.input_value() == FAST_PROMPT
+        problems = nbp.stale_problems(e, text_key, "text", FAST_PROMPT)
+        assert not problems, f"{nb.name}, typing fast: {problems}; shown {shown}"
+
+        # (b) holding an arrow key
+        handle = nbp.control(slider)
+        now, top = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
+        start = nbp.readout(slider).inner_text()
+        handle.focus()
+        key = "ArrowRight" if top - now >= (top - float(handle.get_attribute("aria-valuemin"))) / 2 else "ArrowLeft"
+        for _ in range(HOLD_PRESSES):
+            kb.press(key)
+        shown = nbp.wait_quiet(e)
+        expected, tol = jlab.slider_expected(nbp.readout(slider).inner_text())
+        assert expected != start.strip(), f"{nb.name}: {HOLD_PRESSES} x {key} did not move the slider"
+        problems = nbp.stale_problems(e, slider_key, "slider", expected, tol)
+        assert not problems, f"{nb.name}, holding {key}: {problems}; shown {shown}"
+
+        # Negative controls: the check must be able to fail.
+        assert nbp.stale_problems(e, text_key, "text", FAST_PROMPT + " again"), "a wrong text passed"
+        assert nbp.stale_problems(e, slider_key, "slider", str(float(expected) + 1), tol), "a wrong value passed"
+        state = shown["state"]
+        old = state.replace(f"{text_key}={FAST_PROMPT}", f"{text_key}=hello")
+        assert old != state
+        for which in ("view", "caption"):  # an old picture under the new caption, and the reverse
+            nbp.js("([e, w, s]) => gt.doctor(e, w, s)", [e, which, old])
+            doctored = nbp.stale_problems(e, text_key, "text", FAST_PROMPT)
+            nbp.js("([e, w, s]) => gt.doctor(e, w, s)", [e, which, state])
+            assert doctored, f"a doctored {which} passed the stale check"
+        assert not nbp.stale_problems(e, text_key, "text", FAST_PROMPT)
+        nbp.screenshot(ARTIFACTS / f"fast_keys_{nb.stem}.png")
+    finally:
+        nbp.finish()
+        nbp.close()
