@@ -12,6 +12,7 @@ enough for a widget (a few ms per lookup over ~850k tokens).
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,38 @@ def uniform_cross_entropy(n_vocab: int) -> float:
     return math.log(n_vocab)
 
 
+class _PositionIndex:
+    """Where each token occurs in one token stream: ``order[starts[t]:starts[t + 1]]`` are the positions
+    of token t. Built once per stream (an argsort, ~0.1 s for 850k tokens) so that a lookup only checks
+    the occurrences of the context's rarest token instead of scanning the whole stream: the n-gram
+    explorer of notebook 01 redraws in a few ms instead of ~40 (its sample makes 20 lookups)."""
+
+    def __init__(self, ids: torch.Tensor):
+        self.order = torch.argsort(ids, stable=True)
+        counts = torch.bincount(ids)
+        self.counts = counts
+        self.starts = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        self.recent: dict[tuple, torch.Tensor] = {}  # context -> follower counts (a sample repeats contexts)
+
+    def positions(self, token: int) -> torch.Tensor:
+        if token >= len(self.counts):
+            return self.order[:0]
+        return self.order[self.starts[token]:self.starts[token + 1]]
+
+
+_INDEXES: dict[int, tuple[weakref.ref, _PositionIndex]] = {}
+
+
+def _index(ids: torch.Tensor) -> _PositionIndex:
+    """The position index of ``ids``, kept while the tensor lives (keyed by identity, not content)."""
+    hit = _INDEXES.get(id(ids))
+    if hit is not None and hit[0]() is ids:
+        return hit[1]
+    index = _PositionIndex(ids)
+    _INDEXES[id(ids)] = (weakref.ref(ids, lambda _, key=id(ids): _INDEXES.pop(key, None)), index)
+    return index
+
+
 def next_token_counts(ids, context, n_vocab: int) -> torch.Tensor:
     """How often each token follows ``context`` (a list of ids) in ``ids``. Shape (n_vocab,).
 
@@ -92,15 +125,27 @@ def next_token_counts(ids, context, n_vocab: int) -> torch.Tensor:
     """
     ids, context = _ids(ids), _ids(context)
     k = len(context)
-    if k == 0:
-        return torch.bincount(ids, minlength=n_vocab).float()
     if len(ids) <= k:
         return torch.zeros(n_vocab)
-    match = torch.ones(len(ids) - k, dtype=torch.bool)
-    for j in range(k):  # positions i where ids[i : i+k] == context
-        match &= ids[j:len(ids) - k + j] == context[j]
-    followers = ids[k:][match]
-    return torch.bincount(followers, minlength=n_vocab).float()
+    index = _index(ids)
+    if k == 0:
+        return torch.nn.functional.pad(index.counts, (0, max(0, n_vocab - len(index.counts)))).float()
+    key = (n_vocab, *context.tolist())
+    if key in index.recent:
+        return index.recent[key].clone()
+    # start positions i with ids[i : i+k] == context, found from the occurrences of the rarest context token
+    counts = [int(index.counts[t]) if t < len(index.counts) else 0 for t in context.tolist()]
+    j = min(range(k), key=counts.__getitem__)
+    start = index.positions(int(context[j])) - j
+    start = start[(start >= 0) & (start < len(ids) - k)]  # the follower ids[i + k] must exist
+    for m in range(k):
+        start = start[ids[start + m] == context[m]]
+    followers = ids[start + k]
+    counts = torch.bincount(followers, minlength=n_vocab).float()
+    if len(index.recent) >= 512:
+        index.recent.clear()
+    index.recent[key] = counts
+    return counts.clone()
 
 
 @dataclass

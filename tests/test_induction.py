@@ -180,7 +180,7 @@ def test_check_confident_mistake_accepts_a_copying_error_and_explains_the_rest(t
 def test_induction_explorer_frames_earlier_copies_and_their_successors():
     e = InductionExplorer(fresh_model(config(), seed=0), previous_head=0, induction_head=1, text="abcab")
     # per panel: earlier copies of a (query 4) and b (query 5), and the tokens after them (b, c)
-    assert e.view.value.count("box-shadow:inset 0 0 0 2px #1b9e77") == 2 * 2
-    assert e.view.value.count("box-shadow:inset 0 0 0 2px #d95f02") == 2 * 2
+    assert e.view.value.count('fill="none" stroke="#1b9e77"') == 2 * 2
+    assert e.view.value.count('fill="none" stroke="#d95f02"') == 2 * 2
     e.text.value = "abcd"  # nothing repeats: nothing framed
-    assert "box-shadow" not in e.view.value
+    assert 'stroke="#1b9e77"' not in e.view.value and 'stroke="#d95f02"' not in e.view.value

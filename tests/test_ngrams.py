@@ -96,3 +96,24 @@ def test_works_with_a_real_tokenizer():
     ids = tok.encode("the cat sat. the cat ran. the dog sat.")
     r = ngrams.next_token_probs(ids, tok.encode("the"), 2, tok.n_vocab)
     assert dict(ngrams.top_k(r.probs, 2, tok.vocab)) == {"cat": pytest.approx(2 / 3), "dog": pytest.approx(1 / 3)}
+
+
+def test_next_token_counts_index_equals_a_scan_of_the_stream():
+    """The position index (built once per stream) gives exactly the counts of scanning the whole stream,
+    for contexts that occur, that never occur, with ids the stream lacks, and when called again (cached)."""
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 6, (400,), generator=g)
+
+    def scan(context, n_vocab=8):
+        k = len(context)
+        out = torch.zeros(n_vocab)
+        for i in range(len(ids) - k):
+            if ids[i:i + k].tolist() == list(context):
+                out[ids[i + k]] += 1
+        return out
+
+    contexts = [[], [0], [5], [7], [1, 2], [2, 2, 2], [3, 7], [0, 1, 2, 3]] + \
+        [ids[i:i + 3].tolist() for i in range(0, 390, 37)] + [ids[-2:].tolist()]
+    for _ in range(2):
+        for context in contexts:
+            assert torch.equal(ngrams.next_token_counts(ids, context, 8), scan(context)), context

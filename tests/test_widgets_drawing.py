@@ -23,7 +23,7 @@ WIDGETS = Path(__file__).resolve().parent.parent / "helpers" / "widgets"
 
 def _states(e: Explorer) -> tuple[str, str]:
     cap = re.search(r'class="gt-caption[^"]*" data-state="([^"]*)"', e.caption.value).group(1)
-    view = re.match(r'<div class="gt-view" data-state="([^"]*)">', e.view.value).group(1)
+    view = re.match(r'<div class="gt-view" data-state="([^"]*)"', e.view.value).group(1)
     return cap, view
 
 
@@ -159,3 +159,29 @@ def data():
     from helpers.data import default_data
 
     return default_data()
+
+
+def test_pattern_image_is_the_tables_picture():
+    """09's patterns travel as a PNG, n pixels a side: each pixel is the table's shade of a_ij over white,
+    masked cells grey, and the frames and the query row are drawn over it."""
+    import base64
+    import io
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from helpers.plots.attention import pattern_image_html
+
+    A = torch.tensor([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.0, 0.5, 0.5]])
+    future = torch.ones(3, 3, dtype=torch.bool).triu(1)
+    marks = {"#1b9e77": np.eye(3, dtype=bool)}
+    out = pattern_image_html(A, ["a", "b", "\n"], query=2, masked=future, cell=9, marks=marks)
+    png = base64.b64decode(re.search(r"base64,([^\"]+)", out).group(1))
+    pixels = mpimg.imread(io.BytesIO(png), format="png")[..., :3]  # (3, 3, 3) in [0, 1]
+    assert pixels.shape == (3, 3, 3)
+    blue = np.array([0x21, 0x66, 0xAC]) / 255
+    assert np.allclose(pixels[0, 0], blue, atol=1 / 255) and np.allclose(pixels[2, 0], 1.0, atol=1 / 255)
+    assert np.allclose(pixels[1, 0], 1 - 0.25 * (1 - blue), atol=1 / 255)
+    assert np.allclose(pixels[0, 2], 0xEE / 255, atol=1 / 255)  # masked: grey, not white
+    assert out.count('stroke="#1b9e77"') == 3 and out.count('stroke="#d62728"') == 1
+    assert 'width="27"' in out and "⏎" in out and "image-rendering:pixelated" in out

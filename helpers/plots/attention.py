@@ -4,10 +4,13 @@ milliseconds), and a readable table of activations and their shapes."""
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 from collections.abc import Sequence
 
 import matplotlib as mpl
+import matplotlib.image  # mpl.image.imsave: a PNG without a figure
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
@@ -74,40 +77,92 @@ def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -
     return ax
 
 
+def pattern_css(cell: int = 14) -> str:
+    """The stylesheet ``pattern_html`` tables share. An explorer shows it once, in a widget that never changes,
+    and draws its tables with ``css=False``: a ``<style>`` element inserted on every redraw would make the
+    browser restyle the whole notebook each time."""
+    return (f"<style>table.gt-pattern.gt-c{cell} td{{width:{cell}px;height:{cell}px;padding:0;border:1px solid #fff}}"
+            "table.gt-pattern td.m{background:#eee repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)}"
+            "table.gt-pattern th.k{writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;font-weight:normal}"
+            "table.gt-pattern th.q{text-align:right;padding-right:4px;font-weight:normal}"
+            "table.gt-pattern tr.sel{outline:2px solid #d62728}table.gt-pattern tr.sel th.q{font-weight:bold}</style>")
+
+
 def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14,
-                 marks: dict[str, object] | None = None) -> str:
+                 marks: dict[str, object] | None = None, css: bool = True) -> str:
     """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
     shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
     hatches cells the mask removes; ``cell`` is the side of a cell in pixels; ``marks`` maps a CSS
     colour to an (n, n) bool array of cells to frame in it (e.g. where an induction head should look).
-    Rendering is string building: a redraw costs well under 10 ms."""
+    Rendering is string building: a redraw costs well under 10 ms. What every cell shares is one
+    stylesheet (``pattern_css``; ``css=False`` leaves it out for an explorer that shows it once), so a cell
+    costs ~50 characters."""
     A = np.asarray(A, dtype=float)
     n = len(tokens)
     frames = [(colour, np.asarray(m, dtype=bool)) for colour, m in (marks or {}).items()]
     labels = [html.escape(_show(t)) for t in tokens]
-    css = f"border-collapse:collapse;font:{min(11, cell)}px monospace;"
-    head = "".join(f'<th style="writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;'
-                   f'font-weight:normal">{lab}</th>' for lab in labels)
+    size = f"gt-c{cell}"
+    head = "".join(f'<th class="k">{lab}</th>' for lab in labels)
     rows = []
     for i in range(n):
-        sel = query == i
         cells = []
         for j in range(n):
             a = A[i, j]
             off = masked is not None and bool(masked[i, j])
-            shade = f"rgba(33,102,172,{a:.3f})"
-            style = f"width:{cell}px;height:{cell}px;background:{'#eee' if off else shade};border:1px solid #fff"
-            if off:
-                style += ";background-image:repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)"
-            for colour, m in frames:
-                if m[i, j]:
-                    style += f";box-shadow:inset 0 0 0 2px {colour}"
-            cells.append(f'<td title="{labels[i]} &rarr; {labels[j]}: {a:.3f}" style="{style}"></td>')
-        mark = "outline:2px solid #d62728;" if sel else ""
-        rows.append(f'<tr style="{mark}"><th style="text-align:right;padding-right:4px;font-weight:'
-                    f'{"bold" if sel else "normal"}">{labels[i]}</th>{"".join(cells)}</tr>')
-    return (f'<table class="gt-pattern" style="{css}"><tr><th style="font-size:10px;color:#666">query&darr;'
-            f' key&rarr;</th>{head}</tr>{"".join(rows)}</table>')
+            attrs = ' class="m"' if off else f' style="background:#2166ac{round(255 * min(max(a, 0.0), 1.0)):02x}"'
+            frame = [colour for colour, m in frames if m[i, j]]
+            if frame:  # (rare) cells framed as where a head should look
+                attrs = attrs[:-1] + f';box-shadow:inset 0 0 0 2px {frame[-1]}"' if not off else \
+                    attrs + f' style="box-shadow:inset 0 0 0 2px {frame[-1]}"'
+            tip = "" if off else f' title="{labels[i]} → {labels[j]}: {a:.3f}"'  # (a masked cell is 0)
+            cells.append(f"<td{tip}{attrs}></td>")
+        rows.append(f'<tr{" class=sel" if query == i else ""}><th class="q">{labels[i]}</th>{"".join(cells)}</tr>')
+    return (f'{pattern_css(cell) if css else ""}<table class="gt-pattern {size}" '
+            f'style="border-collapse:collapse;font:{min(11, cell)}px monospace"><tr>'
+            f'<th style="font-size:10px;color:#666">query&darr; key&rarr;</th>{head}</tr>'
+            f'{"".join(rows)}</table>')
+
+
+def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 9,
+                       marks: dict[str, object] | None = None) -> str:
+    """The same picture as ``pattern_html`` (shade = a_ij on white, masked cells light grey, ``marks`` framed,
+    the ``query`` row outlined) for long sequences: the n x n weights travel as one small PNG, n pixels a side,
+    scaled up without smoothing, with the frames drawn over it in SVG. Two 32 x 32 patterns as table cells
+    are ~2,000 elements for the browser to lay out on every key press; as images they are two. The price:
+    no per-cell tooltip (the bars beside it give the numbers)."""
+    A = np.clip(np.asarray(A, dtype=float), 0.0, 1.0)
+    n = len(tokens)
+    blue = np.array([0x21, 0x66, 0xAC]) / 255.0
+    rgb = 1.0 - A[..., None] * (1.0 - blue)  # a over white, as the table's rgba shade
+    if masked is not None:
+        rgb[np.asarray(masked, dtype=bool)] = 0xEE / 255.0
+    buf = io.BytesIO()
+    mpl.image.imsave(buf, rgb, format="png")
+    src = base64.b64encode(buf.getvalue()).decode("ascii")
+    side = n * cell
+    overlay = []
+    for colour, m in (marks or {}).items():
+        for i, j in zip(*np.nonzero(np.asarray(m, dtype=bool))):
+            overlay.append(f'<rect x="{j * cell + 1}" y="{i * cell + 1}" width="{cell - 2}" height="{cell - 2}" '
+                           f'fill="none" stroke="{colour}" stroke-width="2"/>')
+    if query is not None:
+        overlay.append(f'<rect x="0.5" y="{query * cell + 0.5}" width="{side - 1}" height="{cell - 1}" fill="none" '
+                       f'stroke="#d62728" stroke-width="1.5"/>')
+    labels = [html.escape(_show(t)) for t in tokens]
+    font = f"font:{min(11, cell)}px monospace;line-height:{cell}px"
+    keys = "".join(f'<span style="display:inline-block;width:{cell}px;text-align:center">{lab}</span>'
+                   for lab in labels)
+    rows = "".join(f'<div style="height:{cell}px;{"font-weight:bold" if query == i else ""}">{lab}</div>'
+                   for i, lab in enumerate(labels))
+    return (f'<div class="gt-pattern-image" style="display:grid;grid-template-columns:auto {side}px;{font}">'
+            f'<div style="font-size:10px;color:#666;align-self:end">query&darr; key&rarr;</div>'
+            f'<div style="white-space:nowrap">{keys}</div>'
+            f'<div style="text-align:right;padding-right:4px">{rows}</div>'
+            f'<div style="position:relative;width:{side}px;height:{side}px">'
+            f'<img alt="attention pattern, {n} x {n}" src="data:image/png;base64,{src}" width="{side}" height="{side}" '
+            f'style="image-rendering:pixelated;display:block">'
+            f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
+            f"</div></div>")
 
 
 def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[int, str] | None = None) -> str:

@@ -27,7 +27,7 @@ from helpers.interp.loss import per_position_loss
 from helpers.model import names
 from helpers.model.transformer import Transformer, mask_switched
 from helpers.plots import svg
-from helpers.plots.attention import pattern_html, row_bars_html
+from helpers.plots.attention import pattern_css, pattern_html, row_bars_html
 from helpers.ngrams import top_k
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
@@ -103,6 +103,8 @@ class LastTokenExplorer(Explorer):
 class PatternExplorer(Explorer):
     """Notebook 04: the whole attention pattern of one head, every token a query."""
 
+    stylesheet = pattern_css()
+
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "in the beginning god created the heaven and the earth .",
                  layer: int = 0, head: int = 0):
@@ -131,7 +133,7 @@ class PatternExplorer(Explorer):
         A = cache[names.key(L, "A")][h]  # (n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
         view = (f'<div style="display:flex;gap:24px;align-items:flex-start">'
-                f'{pattern_html(A, prompt.tokens, query=row, masked=future if masked else None)}'
+                f'{pattern_html(A, prompt.tokens, query=row, masked=future if masked else None, css=False)}'
                 f'<div>{row_bars_html(A[row], prompt.tokens, f"query {i}: {prompt.tokens[row]!r} attends to")}'
                 f"</div></div>")
         peek = float(A[:, :].triu(1).sum(-1).mean())
@@ -175,6 +177,8 @@ class HeadsExplorer(Explorer):
     measured, not read off a pattern. Switches are kept per layer; changing the layer shows its own.
     """
 
+    stylesheet = pattern_css()
+
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
                  top: int = 5):
@@ -183,8 +187,9 @@ class HeadsExplorer(Explorer):
         self.off: set[tuple[int, int]] = set()  # (layer, head) pairs switched off
         self.text = text_box("text", text)
         self.layer = _numbered("layer", model.cfg.n_layers, layer)
-        self.switches = [W.ToggleButton(value=True, description=f"head {h} on", tooltip=f"switch head {h} off",
-                                        layout=W.Layout(width="7.5em")) for h in range(model.cfg.n_heads)]
+        # pressed = on (the caption and the greyed pattern say which are off); a fixed label keeps a press cheap
+        self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
+                                        layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
         self._syncing = False
         for h, sw in enumerate(self.switches):
             sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
@@ -194,7 +199,6 @@ class HeadsExplorer(Explorer):
     def _switch(self, h: int, on: bool) -> None:
         if not self._syncing:
             (self.off.discard if on else self.off.add)((self.layer.value, h))
-        self.switches[h].description = f"head {h} {'on' if on else 'off'}"
 
     def _show_layer_switches(self, change) -> None:
         """Set the buttons to the new layer's switches without counting that as a learner's change."""
@@ -219,7 +223,7 @@ class HeadsExplorer(Explorer):
         cells = "".join(
             f'<div style="{"opacity:0.35" if (L, h) in self.off else ""}"><div style="font:12px sans-serif;'
             f'text-align:center"><b>head {h}</b>{" (off)" if (L, h) in self.off else ""}</div>'
-            f"{pattern_html(A[h], prompt.tokens, masked=future)}</div>" for h in range(len(A)))
+            f"{pattern_html(A[h], prompt.tokens, masked=future, css=False)}</div>" for h in range(len(A)))
         p_all = self.model.next_token_probs(prompt.ids)
         loss_all = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
         with ablated(self.model, heads=off):

@@ -59,6 +59,8 @@ def choice(description: str, options, value, width: str = "2.6em") -> W.ToggleBu
 class Explorer:
     """Base class: subclasses build the controls and implement ``render() -> (caption_html, state, view_html)``."""
 
+    stylesheet: str = ""  # CSS the pictures share, shown once in a widget that never changes (not per redraw)
+
     def __init__(self, controls: list[W.Widget]):
         self.controls = controls
         self.caption = W.HTML()
@@ -69,7 +71,8 @@ class Explorer:
         self.seconds: list[float] = []  # how long each redraw took in the kernel (compute + HTML)
         for c in controls:
             c.observe(self.update, names="value")
-        self.box = W.VBox([W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view])
+        parts = [W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view]
+        self.box = W.VBox(([W.HTML(self.stylesheet)] if self.stylesheet else []) + parts)
         self.update()
 
     def render(self) -> tuple[str, dict, str]:  # pragma: no cover - abstract
@@ -97,7 +100,8 @@ class Explorer:
         self.last_error, self.last_state, self._last_view = "", state, view
         s = html.escape(state_string(state))
         self.caption.value = f'<div class="gt-caption" data-state="{s}">{text}</div>'
-        self.view.value = f'<div class="gt-view" data-state="{s}">{view}</div>'
+        # contain: the page lays out only this picture on a redraw, not the whole notebook around it
+        self.view.value = f'<div class="gt-view" data-state="{s}" style="contain:content">{view}</div>'
         self.seconds.append(time.perf_counter() - start)
 
     def _repr_mimebundle_(self, **kwargs):

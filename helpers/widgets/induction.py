@@ -19,7 +19,7 @@ from helpers.interp.scores import duplicate_token_mask, induction_mask
 from helpers.interp.validate import check_head
 from helpers.model import names
 from helpers.model.transformer import Transformer
-from helpers.plots.attention import pattern_html, row_bars_html
+from helpers.plots.attention import pattern_image_html, row_bars_html
 from helpers.plots.induction import curve_svg, smooth
 from helpers.softmax import softmax
 from helpers.widgets.base import Explorer, text_box
@@ -38,7 +38,7 @@ def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, ids: torch.Tensor,
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
     marks = {EARLIER: duplicate_token_mask(ids).numpy(), AFTER: induction_mask(ids).numpy()}
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
-                    f"{pattern_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks)}</div>"
+                    f"{pattern_image_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks)}</div>"
                     for A, t in zip((A0, A1), titles))
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
