@@ -132,7 +132,7 @@ def test_heads_explorer(model_and_tok):
     ex = HeadsExplorer(*model_and_tok, text="and god said")
     assert 'data-state="layer=0;n=3;text=and god said;head0=on;head1=on;head2=on;head3=on;off=none"' \
         in ex.caption.value
-    assert ex.view.value.count('<table class="gt-pattern') == 4
+    assert ex.view.value.count('class="gt-pattern-image"') == 4
     ex.layer.value = 1
     assert "layer=1" in ex.caption.value
     ex.text.value = ""

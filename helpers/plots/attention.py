@@ -129,7 +129,7 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     the ``query`` row outlined) for long sequences: the n x n weights travel as one small PNG, n pixels a side,
     scaled up without smoothing, with the frames drawn over it in SVG. Two 32 x 32 patterns as table cells
     are ~2,000 elements for the browser to lay out on every key press; as images they are two. The price:
-    no per-cell tooltip (the bars beside it give the numbers)."""
+    no per-cell tooltip; hovering a query token shows its row's three largest weights instead."""
     A = np.clip(np.asarray(A, dtype=float), 0.0, 1.0)
     n = len(tokens)
     blue = np.array([0x21, 0x66, 0xAC]) / 255.0
@@ -152,8 +152,12 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     font = f"font:{min(11, cell)}px monospace;line-height:{cell}px"
     keys = "".join(f'<span style="display:inline-block;width:{cell}px;text-align:center">{lab}</span>'
                    for lab in labels)
-    rows = "".join(f'<div style="height:{cell}px;{"font-weight:bold" if query == i else ""}">{lab}</div>'
-                   for i, lab in enumerate(labels))
+
+    def tip(i):  # hover a query token: where its row's weight goes (the image itself has no per-cell tooltip)
+        top = np.argsort(-A[i], kind="stable")[:3]
+        return f"{labels[i]} → " + ", ".join(f"{labels[j]} {A[i, j]:.2f}" for j in top if A[i, j] > 0)
+    rows = "".join(f'<div title="{tip(i)}" style="height:{cell}px;{"font-weight:bold" if query == i else ""}">'
+                   f"{lab}</div>" for i, lab in enumerate(labels))
     return (f'<div class="gt-pattern-image" style="display:grid;grid-template-columns:auto {side}px;{font}">'
             f'<div style="font-size:10px;color:#666;align-self:end">query&darr; key&rarr;</div>'
             f'<div style="white-space:nowrap">{keys}</div>'
