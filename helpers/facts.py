@@ -100,6 +100,11 @@ class FactsTask:
             raise ValueError(f"{thing!r} is not one of the task's things {self.things}")
         return torch.tensor([self.people.index(person), len(self.people) + self.things.index(thing)])
 
+    def fact_index(self, person: str, thing: str) -> int:
+        """Row of ``prompts()`` that holds (person, thing): the rows go person by person, every thing each."""
+        p, t = self.prompt(person, thing).tolist()  # (checks both names)
+        return p * len(self.things) + (t - len(self.people))
+
     def answer(self, person: str, thing: str) -> str:
         p, t = self.prompt(person, thing).tolist()
         return self.colours[int(self.table[p, t - len(self.people)])]

@@ -94,9 +94,8 @@ class _PositionIndex:
 
     def __init__(self, ids: torch.Tensor):
         self.order = torch.argsort(ids, stable=True)
-        counts = torch.bincount(ids)
-        self.counts = counts
-        self.starts = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        self.counts = torch.bincount(ids)  # (max id + 1,): occurrences of each token
+        self.starts = torch.cat([torch.zeros(1, dtype=torch.long), self.counts.cumsum(0)])
         self.recent: dict[tuple, torch.Tensor] = {}  # context -> follower counts (a sample repeats contexts)
 
     def positions(self, token: int) -> torch.Tensor:
@@ -134,8 +133,8 @@ def next_token_counts(ids, context, n_vocab: int) -> torch.Tensor:
     if key in index.recent:
         return index.recent[key].clone()
     # start positions i with ids[i : i+k] == context, found from the occurrences of the rarest context token
-    counts = [int(index.counts[t]) if t < len(index.counts) else 0 for t in context.tolist()]
-    j = min(range(k), key=counts.__getitem__)
+    frequency = [int(index.counts[t]) if t < len(index.counts) else 0 for t in context.tolist()]
+    j = min(range(k), key=frequency.__getitem__)
     start = index.positions(int(context[j])) - j
     start = start[(start >= 0) & (start < len(ids) - k)]  # the follower ids[i + k] must exist
     for m in range(k):

@@ -38,6 +38,8 @@ def test_facts_task_is_a_table_not_in_the_context():
     p, t = task.people[2], task.things[1]
     assert task.vocab[int(answers[2 * 3 + 1])] == task.answer(p, t)
     assert torch.equal(task.prompt(p, t), prompts[2 * 3 + 1])
+    assert task.fact_index(p, t) == 2 * 3 + 1
+    assert all(torch.equal(prompts[task.fact_index(q, u)], task.prompt(q, u)) for q in task.people for u in task.things)
     with pytest.raises(ValueError, match="not one of the task's people"):
         task.prompt("nobody", t)
     with pytest.raises(ValueError, match="n_colours"):

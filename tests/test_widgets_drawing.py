@@ -114,7 +114,7 @@ def test_fact_explorer_reads_the_same_numbers_as_one_prompt_at_a_time():
     e = FactNeuronExplorer(model, task)
     for person in task.people:
         for thing in task.things:
-            f = e.fact(person, thing)
+            f = task.fact_index(person, thing)
             torch.testing.assert_close(e.Z[f], hidden(model, task.prompt(person, thing)))
             torch.testing.assert_close(e.p[f], model.next_token_probs(task.prompt(person, thing)))
     e.person.value, e.thing.value = task.people[4], task.things[2]

@@ -109,13 +109,10 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
         for j in range(n):
             a = A[i, j]
             off = masked is not None and bool(masked[i, j])
-            attrs = ' class="m"' if off else f' style="background:#2166ac{round(255 * min(max(a, 0.0), 1.0)):02x}"'
-            frame = [colour for colour, m in frames if m[i, j]]
-            if frame:  # (rare) cells framed as where a head should look
-                attrs = attrs[:-1] + f';box-shadow:inset 0 0 0 2px {frame[-1]}"' if not off else \
-                    attrs + f' style="box-shadow:inset 0 0 0 2px {frame[-1]}"'
-            tip = "" if off else f' title="{labels[i]} → {labels[j]}: {a:.3f}"'  # (a masked cell is 0)
-            cells.append(f"<td{tip}{attrs}></td>")
+            style = [] if off else [f"background:#2166ac{round(255 * min(max(a, 0.0), 1.0)):02x}"]
+            style += [f"box-shadow:inset 0 0 0 2px {colour}" for colour, m in frames if m[i, j]][-1:]  # (rare) frame
+            attrs = (' class="m"' if off else f' title="{labels[i]} → {labels[j]}: {a:.3f}"')  # (a masked cell is 0)
+            cells.append(f'<td{attrs} style="{";".join(style)}"></td>' if style else f"<td{attrs}></td>")
         rows.append(f'<tr{" class=sel" if query == i else ""}><th class="q">{labels[i]}</th>{"".join(cells)}</tr>')
     return (f'{pattern_css(cell) if css else ""}<table class="gt-pattern {size}" '
             f'style="border-collapse:collapse;font:{min(11, cell)}px monospace"><tr>'

@@ -23,17 +23,14 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.ticker import MaxNLocator
 
+from helpers.plots.basic import _show
+
 BLUE, ORANGE, GREY, RED = "#2166ac", "#e08214", "#878787", "#b2182b"  # distinct under the common colour blindnesses
 FONT = "font-family:sans-serif;font-size:11px"
 
 
 def _e(text) -> str:
     return html.escape(str(text), quote=True)
-
-
-def show_token(token: str) -> str:
-    """Make invisible tokens visible in labels (as ``helpers.plots.basic`` does)."""
-    return {"\n": "⏎", " ": "␣"}.get(token, token)
 
 
 def ticks(lo: float, hi: float, n: int = 4) -> list[float]:
@@ -43,16 +40,9 @@ def ticks(lo: float, hi: float, n: int = 4) -> list[float]:
     return [float(t) for t in MaxNLocator(nbins=n).tick_values(lo, hi) if lo - 1e-12 <= t <= hi + 1e-12]
 
 
-def _num(v: float) -> str:
-    """A tick label: short, no float noise, a real minus sign."""
-    s = f"{v:.4g}"
-    if s in ("-0", "0"):
-        s = "0"
-    return s.replace("-", "−")
-
-
 def signed(value: float, fmt: str = ".2f") -> str:
-    """``value`` formatted with a real minus sign and never as "-0.00" (a rounding artefact, not a sign)."""
+    """``value`` formatted with a real minus sign and never as "-0.00" (a rounding artefact, not a sign);
+    tick labels use ``fmt=".4g"``: short, no float noise."""
     s = format(value, fmt)
     if s.startswith("-") and float(s) == 0:
         s = s[1:]
@@ -72,7 +62,7 @@ def _title(width: int, title: str) -> str:
 def hbars(items: Sequence[tuple[str, float]], title: str = "", xlabel: str = "probability", color: str = BLUE,
           width: int = 300, bar: int = 16, fmt: str = ".3f", xmax: float | None = None) -> str:
     """Horizontal bars of (label, value >= 0), the first item on top, each value written at its bar's end."""
-    labels = [show_token(str(t)) for t, _ in items]
+    labels = [_show(str(t)) for t, _ in items]
     values = [max(float(v), 0.0) for _, v in items]
     left = 12 + 7 * max([len(s) for s in labels] + [3])
     right, top, bottom = 46, 20, 34
@@ -90,7 +80,7 @@ def hbars(items: Sequence[tuple[str, float]], title: str = "", xlabel: str = "pr
     for t in ticks(0.0, top_value):
         x = left + t * scale
         body.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#444"/>'
-                    f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle">{_num(t)}</text>')
+                    f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle">{signed(t, ".4g")}</text>')
     body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>')
     return _svg(width, height, title, body)
 
@@ -106,7 +96,7 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
         ylim = (min(0.0, float(v.min(initial=0))), max(float(v.max(initial=0)), 1e-9) * 1.15)
     lo, hi = ylim
     tick_values = ticks(lo, hi)
-    left, right, top = 22 + 6 * max(len(_num(t)) for t in tick_values), 8, 20
+    left, right, top = 22 + 6 * max(len(signed(t, ".4g")) for t in tick_values), 8, 20
     bottom = 34 if (labels or xlabel) else 12
     plot_h, plot_w = height - top - bottom, width - left - right
     n = max(len(v), 1)
@@ -120,7 +110,7 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
     body = [_title(width, title)]
     for t in tick_values:
         body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="#444"/>'
-                    f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+                    f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{signed(t, ".4g")}</text>')
     body.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>')
     for i, value in enumerate(v):
         x, y0, y1 = left + i * step + gap / 2, y(0.0), y(value)
@@ -135,7 +125,7 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
             body.append(f'<text x="{x + step / 2:.1f}" y="{above:.1f}" text-anchor="middle">{i}</text>')
         if labels:
             body.append(f'<text x="{x + (step - gap) / 2:.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
-                        f"{_e(show_token(str(labels[i])))}</text>")
+                        f"{_e(_show(str(labels[i])))}</text>")
     body.append(f'<line x1="{left}" y1="{y(0.0):.1f}" x2="{width - right}" y2="{y(0.0):.1f}" stroke="#444"/>')
     if ylabel:
         body.append(f'<text transform="translate(11,{top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">'
@@ -171,11 +161,11 @@ def histogram(values, bins: int = 24, title: str = "", xlabel: str = "entry valu
                         f'height="{top + plot_h - y(c):.1f}" fill="{color}" fill-opacity="0.85"/>')
     for t in ticks(0, cmax):
         body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="#444"/>'
-                    f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+                    f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{signed(t, ".4g")}</text>')
     for t in ticks(lo, hi, 5):
         body.append(f'<line x1="{x(t):.1f}" y1="{top + plot_h}" x2="{x(t):.1f}" y2="{top + plot_h + 4}" '
                     f'stroke="#444"/><text x="{x(t):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
-                    f"{_num(t)}</text>")
+                    f"{signed(t, '.4g')}</text>")
     body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="#444"/>'
                 f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>')
     for at, dash in ((mu, ""), (mu - sd, ' stroke-dasharray="4,3"'), (mu + sd, ' stroke-dasharray="4,3"')):

@@ -54,11 +54,6 @@ def _needs_attention(model: Transformer) -> None:
         raise ValueError("this explorer needs a model with at least one attention layer")
 
 
-def _numbered(name: str, count: int, value: int) -> W.ToggleButtons:
-    """Buttons 0 .. count-1 (heads and layers are numbered from 0, as in the code)."""
-    return choice(name, range(count), value)
-
-
 class LastTokenExplorer(Explorer):
     """Notebook 03: the last token asks; which earlier tokens answer, and what does it change?"""
 
@@ -68,7 +63,7 @@ class LastTokenExplorer(Explorer):
         self.model, self.tok, self.top = model, tokenizer, top
         self.text = text_box("text", text)
         # a one-head model (notebook 03's, like the post's) needs no head buttons
-        self.head = _numbered("head", model.cfg.n_heads, head) if model.cfg.n_heads > 1 else None
+        self.head = choice("head", range(model.cfg.n_heads), head) if model.cfg.n_heads > 1 else None
         super().__init__([self.text] + ([self.head] if self.head else []))
 
     def render(self):
@@ -111,8 +106,8 @@ class PatternExplorer(Explorer):
         _needs_attention(model)
         self.model, self.tok = model, tokenizer
         self.text = text_box("text", text)
-        self.layer = _numbered("layer", model.cfg.n_layers, layer)
-        self.head = _numbered("head", model.cfg.n_heads, head)
+        self.layer = choice("layer", range(model.cfg.n_layers), layer)
+        self.head = choice("head", range(model.cfg.n_heads), head)
         self.mask = W.Checkbox(value=True, description="causal mask", indent=False, layout=W.Layout(width="9em"))
         # positions from 1, as in the post and the caption: the slider shows i, the row is A[i - 1]
         self.query = W.IntSlider(value=1, min=1, max=1, description="query i", layout=W.Layout(width="22em"))
@@ -185,7 +180,7 @@ class HeadsExplorer(Explorer):
         self.model, self.tok, self.top = model, tokenizer, top
         self.off: set[tuple[int, int]] = set()  # (layer, head) pairs switched off
         self.text = text_box("text", text)
-        self.layer = _numbered("layer", model.cfg.n_layers, layer)
+        self.layer = choice("layer", range(model.cfg.n_layers), layer)
         # pressed = on (the caption and the greyed pattern say which are off); a fixed label keeps a press cheap
         self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
                                         layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
@@ -223,14 +218,19 @@ class HeadsExplorer(Explorer):
             f'<div style="{"opacity:0.35" if (L, h) in self.off else ""}"><div style="font:12px sans-serif;'
             f'text-align:center"><b>head {h}</b>{" (off)" if (L, h) in self.off else ""}</div>'
             f"{pattern_image_html(A[h], prompt.tokens, masked=future, cell=14)}</div>" for h in range(len(A)))
-        p_all = self.model.next_token_probs(prompt.ids)
-        loss_all = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
-        with ablated(self.model, heads=off):
-            p_off = self.model.next_token_probs(prompt.ids)
-            loss_off = per_position_loss(self.model, prompt.ids).mean() if n > 1 else None
+
+        def guesses():  # next-token probabilities after the last token, and the loss on the text (n > 1)
+            return (self.model.next_token_probs(prompt.ids),
+                    per_position_loss(self.model, prompt.ids).mean() if n > 1 else None)
+
+        p_all, loss_all = p_off, loss_off = guesses()
+        if off:
+            with ablated(self.model, heads=off):
+                p_off, loss_off = guesses()
         vocab = self.tok.vocab
         best = int(p_all.argmax())
-        label = "every head on" if not off else "without " + ", ".join(f"layer {a} head {b}" for a, b in off)
+        which = ", ".join(f"layer {a} head {b}" for a, b in off)
+        label = f"without {which}" if off else "every head on"
         view = (f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
                 + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
                           svg.hbars(top_k(p_off, self.top, vocab), title=f"next token, {label}", width=260,
@@ -238,7 +238,6 @@ class HeadsExplorer(Explorer):
         text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
                 f"hover a query token for its largest weights). ")
         if off:
-            which = ", ".join(f"layer {a} head {b}" for a, b in off)
             text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
                      f"p(<code>{html.escape(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
                      f"&rarr; {float(p_off[best]):.2f}; top guess "

@@ -26,7 +26,7 @@ class FactNeuronExplorer(Explorer):
             raise ValueError("this model has no MLP (d_mlp = 0): nothing to explore")
         self.model, self.task, self.layer, self.rows = model, task, layer, rows
         # Every prompt's z and prediction, once (one batched forward pass): a redraw only reads them.
-        ids, _ = task.prompts()  # (n_facts, 2), person-major: fact f = (people[f // n_things], things[f % n_things])
+        ids, _ = task.prompts()  # (n_facts, 2): row task.fact_index(person, thing) is that fact
         self.Z = hidden(model, ids, layer)  # (n_facts, d_mlp)
         self.p = model.next_token_probs(ids)  # (n_facts, n_vocab)
         self.fires_on = (self.Z > 0).sum(0)  # (d_mlp,): prompts each neuron fires on
@@ -36,15 +36,9 @@ class FactNeuronExplorer(Explorer):
         self.thing = choice("thing", task.things, task.things[0], width="4.5em")
         super().__init__([self.person, self.thing])
 
-    def fact(self, person: str, thing: str) -> int:
-        """Row of ``task.prompts()`` for (person, thing)."""
-        task = self.task
-        task.prompt(person, thing)  # the task's own message for an unknown person or thing
-        return task.people.index(person) * len(task.things) + task.things.index(thing)
-
     def render(self):
         task, person, thing = self.task, self.person.value, self.thing.value
-        f = self.fact(person, thing)
+        f = task.fact_index(person, thing)
         z, p = self.Z[f], self.p[f]
         guess, truth = task.vocab[int(p.argmax())], task.answer(person, thing)
         top = torch.argsort(z, descending=True)[:3].tolist()
