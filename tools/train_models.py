@@ -28,6 +28,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers import ladder
+
 ROOT = Path(__file__).resolve().parent.parent
 EVAL_TOKENS = 20_000  # held-out tokens scored for the recorded loss (the first ones of the split)
 
@@ -69,9 +71,9 @@ REGISTRY: dict[str, Spec] = {
                     dict(d_model=64, n_ctx=32, n_layers=1, n_heads=1, pos_init_std=1.0), lr=1e-2),
     "attn2": Spec("2 layers, attention only, 4 heads of d_head 16 per layer",
                   dict(d_model=64, n_ctx=32, n_layers=2, n_heads=4, pos_init_std=1.0), lr=1e-2, seed=1),
-    # notebook 08's ladder: the same width, context, steps and seed, adding one piece at a time. These keep
-    # lr 3e-3 and W_pos std 0.02: with attn1's recipe (lr 1e-2, W_pos std 1.0) they trained much worse
-    # (held-out zero 3.807, full1 4.234, full2 4.213 instead of 3.76 / 3.29 / 3.31).
+    # seed 0 of three of notebook 08's ladder rungs (see the loop below): lr 3e-3 and W_pos std 0.02. With attn1's
+    # recipe (lr 1e-2, W_pos std 1.0) they trained much worse (held-out zero 3.807, full1 4.234, full2 4.213
+    # instead of 3.76 / 3.29 / 3.31), so the ladder's one recipe is this one.
     "zero": Spec("0 layers: embedding, positional embedding, unembedding (notebook 02's model)",
                  dict(d_model=64, n_ctx=32, n_layers=0)),
     "full1": Spec("1 layer with LayerNorm, attention (4 heads) and a ReLU MLP (d_mlp = 4 d_model = 256)",
@@ -81,6 +83,20 @@ REGISTRY: dict[str, Spec] = {
     "attn1_nomask": Spec("like attn1 but trained WITHOUT the causal mask: it learns to read the next token",
                          dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, masked=False), steps=1000, lr=1e-2),
 }
+
+# Notebook 08's ladder (helpers/ladder.py names every rung and seed): one recipe for every rung -- the same data,
+# width, context, heads, steps, learning rate and initialisation (zero / full1 / full2's recipe above) -- three
+# seeds per rung, and the depth experiment's LONG runs (the same recipe for 4x the steps). Seed 0 of zero / full1 /
+# full2 is the checkpoint of that name, so the loop checks that its Spec really is the ladder's recipe.
+for _name, (_rung, _seed, _steps) in ladder.all_names().items():
+    _spec = Spec(f"ladder rung '{ladder.RUNGS[_rung].label}' (notebook 08), seed {_seed}"
+                 + (f", {_steps:,} steps" if _steps != ladder.STEPS else ""),
+                 ladder.RUNGS[_rung].config, steps=_steps, lr=ladder.LR, seed=_seed)
+    if _name in REGISTRY:
+        assert (REGISTRY[_name].config, REGISTRY[_name].steps, REGISTRY[_name].lr, REGISTRY[_name].seed) == \
+            (_spec.config, _spec.steps, _spec.lr, _spec.seed), f"{_name} is not trained with the ladder's recipe"
+    else:
+        REGISTRY[_name] = _spec
 
 
 # Tried for notebook 09 (issue 12, item 4: induction heads from the King James text) and NOT shipped:
