@@ -112,10 +112,16 @@ def _write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
+UIS = ("lab", "notebook")  # JupyterLab (/lab/tree/...) or Jupyter Notebook 7 (/notebooks/...)
+
+
 class LabServer:
     """``jupyter lab`` serving ``root_dir`` on 127.0.0.1 with a fresh token, in private dirs."""
 
-    def __init__(self, root_dir: Path, *, widgets: bool = True, timeout: float = 90):
+    def __init__(self, root_dir: Path, *, widgets: bool = True, timeout: float = 90, app: str = "lab"):
+        if app not in UIS:
+            raise ValueError(f"app must be one of {UIS}, got {app!r}")
+        self.app = app  # "lab": `jupyter lab`; "notebook": `jupyter notebook` (Notebook 7), as a class would start it
         self.root_dir = Path(root_dir)
         self.widgets = widgets
         self.token = secrets.token_hex(24)
@@ -158,6 +164,12 @@ class LabServer:
                f"--LabApp.workspaces_dir={h / 'workspaces'}",
                "--ServerApp.terminals_enabled=False",
                "--ContentsManager.allow_hidden=False"]
+        if self.app == "notebook":  # the same server options, Notebook 7's front-end
+            cmd = [c for c in cmd if not c.startswith(("--LabApp.", "--ServerApp.terminals_enabled"))]
+            cmd[2] = "notebook"
+            cmd += ["--JupyterNotebookApp.expose_app_in_browser=True",
+                    f"--JupyterNotebookApp.user_settings_dir={h / 'notebook-settings'}",  # (lab's: a page error)
+                    f"--JupyterNotebookApp.workspaces_dir={h / 'workspaces'}"]
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      cwd=self.root_dir, start_new_session=True)
@@ -520,16 +532,22 @@ class Report:
 
 
 class NotebookPage:
-    """One notebook open in JupyterLab in one browser page."""
+    """One notebook open in JupyterLab (ui="lab") or Jupyter Notebook 7 (ui="notebook") in one browser page.
+
+    Both front-ends are built from JupyterLab's components and expose the app as window.jupyterapp, whose
+    shell's current widget is the notebook panel, so every in-page check below works in both. Notebook 7
+    shows one notebook per page: each notebook gets a fresh page there (JupyterLab's page is reused)."""
 
     _pages: dict = {}  # (browser context, server url) -> page: JupyterLab boots once per server
 
-    def __init__(self, ctx, server: LabServer, path: str, *, timeout: float = 180):
-        self.ctx, self.server, self.path, self.timeout_ms = ctx, server, path, timeout * 1000
+    def __init__(self, ctx, server: LabServer, path: str, *, timeout: float = 180, ui: str = "lab"):
+        if ui not in UIS:
+            raise ValueError(f"ui must be one of {UIS}, got {ui!r}")
+        self.ctx, self.server, self.path, self.timeout_ms, self.ui = ctx, server, path, timeout * 1000, ui
         server.wait_ready()
-        key = (id(ctx), server.url)
+        key = (id(ctx), server.url, ui)
         page = self._pages.get(key)
-        self.reused = page is not None and not page.is_closed()
+        self.reused = page is not None and not page.is_closed() and ui == "lab"
         if not self.reused:
             page = ctx.new_page()
             page.gt_outside, page.gt_errors = [], []
@@ -567,13 +585,15 @@ class NotebookPage:
         if self.reused:  # JupyterLab is up: open the notebook from it, as a learner would
             self.js("p => gt.open(p)", self.path)
         else:
-            self.page.goto(f"{self.server.url}/lab/tree/{self.path}?reset&token={self.server.token}")
+            where = f"lab/tree/{self.path}?reset&" if self.ui == "lab" else f"notebooks/{self.path}?"
+            self.page.goto(f"{self.server.url}/{where}token={self.server.token}")
         self.wait("p => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
                   "window.jupyterapp.shell.currentWidget.sessionContext && "
                   "window.jupyterapp.shell.currentWidget.context.path === p", self.path,
-                  what="JupyterLab to open the notebook")
+                  what=f"{'JupyterLab' if self.ui == 'lab' else 'Jupyter Notebook 7'} to open the notebook")
         self.js(PAGE_JS)
-        self.js("() => window.jupyterapp.shell.collapseLeft()")  # more notebook in the screenshot
+        if self.ui == "lab":
+            self.js("() => window.jupyterapp.shell.collapseLeft()")  # more notebook in the screenshot
         self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
         self.report.seconds["open"] = round(time.monotonic() - t, 1)
 
@@ -681,7 +701,11 @@ class NotebookPage:
             readout = self.readout(ctl)
             old = readout.inner_text()
             loc.focus()
-            kb.press(key or ("ArrowLeft" if now >= top else "ArrowRight"))
+            # Notebook 7 binds plain ArrowLeft/Right in command mode (notebook:move-cursor-heading-above-or-collapse /
+            # -below-or-expand) and, unlike JupyterLab, handles them before the slider does: the handle never moves.
+            # Shift+arrow (one step, no binding) and PageUp/PageDown work there; the README says so to learners.
+            shift = "Shift+" if self.ui == "notebook" and not key else ""
+            kb.press(key or (shift + ("ArrowLeft" if now >= top else "ArrowRight")))
             self.wait("([el, old]) => el.innerText !== old", [readout.element_handle(), old],
                       what=f"slider {ctl['label']!r}: the readout to move", timeout_ms=10000)
             return slider_expected(readout.inner_text())
@@ -799,15 +823,18 @@ class NotebookPage:
         return self.report
 
     def close(self) -> None:
-        """Shut this notebook's kernel down; the page stays for the next notebook."""
+        """Shut this notebook's kernel down; JupyterLab's page stays for the next notebook, Notebook 7's closes."""
         with contextlib.suppress(Exception):
             self.js("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+        if self.ui == "notebook":
+            with contextlib.suppress(Exception):
+                self.page.close()
 
 
 def check_notebook(ctx, server: LabServer, path: str, *, screenshot: Path | None = None,
-                   operate: bool = True, timeout: float = 180) -> Report:
-    """Open, run, scroll through and operate one notebook; return what was found."""
-    nbp = NotebookPage(ctx, server, path, timeout=timeout)
+                   operate: bool = True, timeout: float = 180, ui: str = "lab") -> Report:
+    """Open, run, scroll through and operate one notebook in JupyterLab or Notebook 7 (``ui``); what was found."""
+    nbp = NotebookPage(ctx, server, path, timeout=timeout, ui=ui)
     try:
         nbp.open()
         nbp.run_all()

@@ -63,6 +63,13 @@ def lab(servers):
 
 
 @pytest.fixture(scope="session")
+def notebook7(staged):
+    """`jupyter notebook` (Notebook 7) serving the same copies, as a class using that interface would start it."""
+    with jlab.LabServer(staged, app="notebook") as server:
+        yield server.start()
+
+
+@pytest.fixture(scope="session")
 def lab_without_widgets(servers):
     """The negative control: the same notebooks with the ipywidgets front-end disabled."""
     return servers[1].wait_ready()
