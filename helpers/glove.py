@@ -77,7 +77,21 @@ class Glove:
         i = self._index(word)
         if i is None:
             raise KeyError(f"{word!r} is not one of GloVe's {len(self.words):,} words")
-        return np.array(self.vectors[i])
+        return self._row(i)
+
+    def _row(self, i: int) -> np.ndarray:
+        """Row i read from the file (indexing the memory map would keep ~64 KB of the file per column resident)."""
+        n_words, dim = self.vectors.shape
+        item, row = self.vectors.dtype.itemsize, np.empty(dim, dtype=self.vectors.dtype)
+        with open(self.vectors.filename, "rb") as f:
+            if self.vectors.flags.f_contiguous:
+                for j in range(dim):
+                    f.seek(self.vectors.offset + (j * n_words + i) * item)
+                    f.readinto(memoryview(row[j:j + 1]))
+            else:
+                f.seek(self.vectors.offset + i * dim * item)
+                f.readinto(memoryview(row))
+        return row
 
     def similarities(self, v: np.ndarray) -> np.ndarray:
         """Cosine similarity of every word's vector with v, shape (n_vocab,).
@@ -132,7 +146,8 @@ def _read_words(path: Path) -> Words:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    column = pq.read_table(path).column(0)
+    pool = pa.default_memory_pool()
+    column = pq.ParquetFile(path, memory_map=True).read(use_threads=False).column(0)  # (read_table costs ~20 MB more)
     arr = pa.concat_arrays(column.chunks) if column.num_chunks != 1 else column.chunk(0)
     if arr.null_count:
         raise ValueError(f"{path.name} has {arr.null_count} missing words")
@@ -149,6 +164,8 @@ def _read_words(path: Path) -> Words:
     keep = np.ones(len(blob), dtype=bool)
     keep[starts - 1] = False  # the separators
     blob[keep] = data
+    del column, arr, off_buf, data_buf, data
+    pool.release_unused()  # (arrow keeps freed memory for reuse otherwise)
     return Words(blob.tobytes(), starts)
 
 
