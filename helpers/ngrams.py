@@ -236,6 +236,10 @@ def kl_divergence(P: torch.Tensor, Q: torch.Tensor, weights: torch.Tensor | None
         raise ValueError(f"tables differ in shape: P {tuple(P.shape)} vs Q {tuple(Q.shape)}")
     if weights is None:
         weights = torch.full((P.shape[1],), 1 / P.shape[1])
-    P, Q = P.double(), Q.double()
-    terms = torch.where(P > 0, P * (P.clamp(min=1e-300).log() - Q.log()), torch.zeros((), dtype=P.dtype))
-    return float((terms.sum(0) * weights.double()).sum())
+    # a block of columns at a time: the float64 copies of whole (n_vocab, n_vocab) tables would take ~200 MB
+    per_column = torch.empty(P.shape[1], dtype=torch.float64)
+    for a in range(0, P.shape[1], 256):
+        p, q = P[:, a:a + 256].double(), Q[:, a:a + 256].double()
+        terms = torch.where(p > 0, p * (p.clamp(min=1e-300).log() - q.log()), torch.zeros((), dtype=p.dtype))
+        per_column[a:a + 256] = terms.sum(0)
+    return float((per_column * weights.double()).sum())

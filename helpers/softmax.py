@@ -22,8 +22,11 @@ def softmax(x: torch.Tensor, dim: int = 0) -> torch.Tensor:
     if not x.is_floating_point():
         x = x.float()
     shifted = x - x.amax(dim=dim, keepdim=True)
-    e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
+    if torch.is_grad_enabled() and shifted.requires_grad:
+        e = shifted.exp()
+        return e / e.sum(dim=dim, keepdim=True)
+    e = shifted.exp_()  # the same numbers without two more tensors of x's size (no gradient to keep)
+    return e.div_(e.sum(dim=dim, keepdim=True))
 
 
 def with_temperature(p: torch.Tensor, temperature: float, dim: int = 0) -> torch.Tensor:
