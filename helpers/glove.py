@@ -81,17 +81,21 @@ class Glove:
 
     def _row(self, i: int) -> np.ndarray:
         """Row i read from the file (indexing the memory map would keep ~64 KB of the file per column resident)."""
-        n_words, dim = self.vectors.shape
-        item, row = self.vectors.dtype.itemsize, np.empty(dim, dtype=self.vectors.dtype)
         with open(self.vectors.filename, "rb") as f:
-            if self.vectors.flags.f_contiguous:
-                for j in range(dim):
-                    f.seek(self.vectors.offset + (j * n_words + i) * item)
-                    f.readinto(memoryview(row[j:j + 1]))
-            else:
-                f.seek(self.vectors.offset + i * dim * item)
-                f.readinto(memoryview(row))
-        return row
+            return self._read_rows(f, i, 1, np.empty((self.vectors.shape[1], 1), dtype=self.vectors.dtype))[0]
+
+    def _read_rows(self, f, a: int, m: int, block: np.ndarray) -> np.ndarray:
+        """Rows a .. a+m-1 of the vectors, (m, dim), read from the open file ``f``; ``block`` (dim, >= m) is
+        scratch space for a file stored column after column (how the package's .npy is laid out)."""
+        n_words, dim = self.vectors.shape
+        item = self.vectors.dtype.itemsize
+        if self.vectors.flags.f_contiguous:  # rows a..a+m of each column are consecutive in the file
+            for j in range(dim):
+                f.seek(self.vectors.offset + (j * n_words + a) * item)
+                f.readinto(memoryview(block[j, :m]))
+            return block[:, :m].T
+        f.seek(self.vectors.offset + a * dim * item)
+        return np.fromfile(f, self.vectors.dtype, count=m * dim).reshape(m, dim)
 
     def similarities(self, v: np.ndarray) -> np.ndarray:
         """Cosine similarity of every word's vector with v, shape (n_vocab,).
@@ -100,23 +104,14 @@ class Glove:
         400,000 x 50 unit vectors never exist all at once."""
         v = v / np.linalg.norm(v)
         n_words, dim = self.vectors.shape
-        item = self.vectors.dtype.itemsize
         sims = np.empty(n_words, dtype=np.result_type(self.vectors.dtype, v.dtype))
         block = np.empty((dim, _BLOCK), dtype=self.vectors.dtype)  # one block of rows, column after column
-        by_column = self.vectors.flags.f_contiguous  # (how the .npy file is laid out)
         known = "rows" in self._lengths
         norms = self._lengths["rows"] if known else np.empty((n_words, 1), dtype=self.vectors.dtype)
         with open(self.vectors.filename, "rb") as f:
             for a in range(0, n_words, _BLOCK):
                 m = min(_BLOCK, n_words - a)
-                if by_column:  # rows a..a+m of each column are consecutive in the file
-                    for j in range(dim):
-                        f.seek(self.vectors.offset + (j * n_words + a) * item)
-                        f.readinto(memoryview(block[j, :m]))
-                    rows = block[:, :m].T  # (m, dim), laid out as the file is
-                else:
-                    f.seek(self.vectors.offset + a * dim * item)
-                    rows = np.fromfile(f, self.vectors.dtype, count=m * dim).reshape(m, dim)
+                rows = self._read_rows(f, a, m, block)  # (m, dim)
                 if not known:
                     norms[a:a + m] = np.linalg.norm(rows, axis=1, keepdims=True).clip(min=1e-12)
                 sims[a:a + m] = (rows / norms[a:a + m]) @ v

@@ -2,10 +2,7 @@
 still reaches the held-out loss its metadata records (so a code change that silently alters the
 model shows up here)."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,12 +11,9 @@ from helpers.data import default_data
 from helpers.model import checkpoint
 from helpers.model.config import Config
 from helpers.model.names import key
+from tools_module import tools_module
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("train_models", ROOT / "tools" / "train_models.py")
-train_models = importlib.util.module_from_spec(_spec)
-sys.modules["train_models"] = train_models  # dataclasses need the module registered
-_spec.loader.exec_module(train_models)
+train_models = tools_module("train_models")
 
 
 @pytest.mark.parametrize("name", list(train_models.REGISTRY))

@@ -1,26 +1,15 @@
 """helpers.ladder names notebook 08's checkpoints: one recipe, three seeds per rung, seed 0 of the shared rungs
 stored once; tools/train_models.py trains exactly those; the ladder plots draw every seed."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import matplotlib
 import pytest
 
 from helpers import ladder
 from helpers.plots.ladder import curves, rung_dots
+from tools_module import tools_module
 
 matplotlib.use("Agg")
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _train_models():
-    spec = importlib.util.spec_from_file_location("train_models", ROOT / "tools" / "train_models.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["train_models"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_names_share_seed_zero_of_the_shipped_models_and_nothing_else():
@@ -41,7 +30,7 @@ def test_unknown_rungs_and_seeds_say_what_exists(call):
 
 
 def test_every_checkpoint_is_trained_with_the_one_recipe():
-    registry = _train_models().REGISTRY
+    registry = tools_module("train_models").REGISTRY
     for name, (rung, seed, steps) in ladder.all_names().items():
         spec = registry[name]
         assert spec.config == ladder.RUNGS[rung].config, name

@@ -2,9 +2,6 @@
 (Spec.probe, Spec.max_vocab, EXPERIMENTS): the lean loss is the model's loss, the induction figures
 mean what they say, the stop rule stops, and a Spec's vocabulary is the one its data uses."""
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,12 +10,9 @@ import torch
 from helpers.interp.sequences import repeated_tokens
 from helpers.model.config import Config
 from helpers.train import fresh_model
+from tools_module import tools_module
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("train_models", ROOT / "tools" / "train_models.py")
-train_models = importlib.util.module_from_spec(_spec)
-sys.modules["train_models"] = train_models  # dataclasses need the module registered
-_spec.loader.exec_module(train_models)
+train_models = tools_module("train_models")
 
 
 def tiny(n_vocab=40, n_ctx=16, **kw):

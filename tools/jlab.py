@@ -153,23 +153,19 @@ class LabServer:
         env.update(JUPYTER_CONFIG_DIR=str(h / "config"), JUPYTER_RUNTIME_DIR=str(h / "runtime"),
                    IPYTHONDIR=str(h / "ipython"), JUPYTER_PLATFORM_DIRS="1",
                    GT_THREADS=env.get("GT_THREADS", "1"), MPLBACKEND="Agg")
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-               "--ip=127.0.0.1", f"--port={self.port}", "--port-retries=0",
-               f"--ServerApp.root_dir={self.root_dir}",
-               f"--IdentityProvider.token={self.token}",
-               "--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
-               "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               f"--LabApp.user_settings_dir={settings}",
-               f"--LabApp.workspaces_dir={h / 'workspaces'}",
-               "--ServerApp.terminals_enabled=False",
-               "--ContentsManager.allow_hidden=False"]
-        if self.app == "notebook":  # the same server options, Notebook 7's front-end
-            cmd = [c for c in cmd if not c.startswith(("--LabApp.", "--ServerApp.terminals_enabled"))]
-            cmd[2] = "notebook"
-            cmd += ["--JupyterNotebookApp.expose_app_in_browser=True",
-                    f"--JupyterNotebookApp.user_settings_dir={h / 'notebook-settings'}",  # (lab's: a page error)
-                    f"--JupyterNotebookApp.workspaces_dir={h / 'workspaces'}"]
+        server = ["--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={self.port}", "--port-retries=0",
+                  f"--ServerApp.root_dir={self.root_dir}", f"--IdentityProvider.token={self.token}",
+                  "--ServerApp.password=", "--ServerApp.terminals_enabled=False",
+                  "--ContentsManager.allow_hidden=False"]
+        if self.app == "lab":
+            front = ["-m", "jupyterlab", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                     f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={h / 'workspaces'}"]
+        else:  # `jupyter notebook`: Notebook 7's front-end on the same server options
+            front = ["-m", "notebook", "--JupyterNotebookApp.expose_app_in_browser=True",
+                     f"--JupyterNotebookApp.user_settings_dir={settings}",
+                     f"--JupyterNotebookApp.workspaces_dir={h / 'workspaces'}"]
+        cmd = [sys.executable, *front, *server]
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      cwd=self.root_dir, start_new_session=True)
