@@ -4,6 +4,8 @@
     python tools/notebooks.py refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
     python tools/notebooks.py check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
     python tools/notebooks.py learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
+    python tools/notebooks.py course  DIR                  an nbgrader course folder holding the series
+    python tools/notebooks.py exercises [--write]           the instructor table of every exercise
 
 "Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
 contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
@@ -13,7 +15,10 @@ position among the code cells), without which nbval would not compare them. Defa
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,8 +26,10 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# NBVAL_CHECK_OUTPUT"
-SOLUTION_START, SOLUTION_END = "# --- your code ---", "# --- end ---"
-TODO = 'raise NotImplementedError("Exercise: write your code here, then run the cell")'
+# nbgrader's markers: `nbgrader generate_assignment` (and `learner` below, through nbgrader's own
+# ClearSolutions) replaces what lies between them by "# YOUR CODE HERE / raise NotImplementedError()"
+SOLUTION_START, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
+NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task")
 KEEP_NB_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -38,7 +45,10 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     ordinal = 0
     for cell in nb.cells:
         ordinal += cell.cell_type == "code"
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
+        meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
+        if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
+            meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
+        cell.metadata = meta
         cell.pop("id", None)
         if cell.cell_type != "code":
             if not cell.get("attachments"):
@@ -66,26 +76,89 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def learner_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Replace every solution between the exercise markers by a NotImplementedError line (same
-    indentation), so the check that follows says "not written yet". Outputs are dropped."""
+    """The learner's copy: nbgrader's own ClearSolutions replaces each solution between the markers by
+    "# YOUR CODE HERE" and ``raise NotImplementedError()``, so the check after it says "not written
+    yet" — the same text ``nbgrader generate_assignment`` writes. Outputs are dropped."""
+    from nbgrader.preprocessors import ClearSolutions
+
     nb = cleaned(nb)
+    nb, _ = ClearSolutions().preprocess(nb, {})
     for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        cell.outputs, cell.execution_count = [], None
-        out, skipping = [], False
-        for line in cell.source.splitlines():
-            if line.strip() == SOLUTION_START:
-                out.append(line)
-                out.append(line[: len(line) - len(line.lstrip())] + TODO)
-                skipping = True
-            elif line.strip() == SOLUTION_END:
-                out.append(line)
-                skipping = False
-            elif not skipping:
-                out.append(line)
-        cell.source = "\n".join(out)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     return nb
+
+
+EXERCISE = re.compile(r"^### Exercise (\d+)\.(\d+) · (.+)$", re.M)
+LEVEL = re.compile(r"^(★+☆*) · about (\d+) min · checks: (.+)$", re.M)
+LEVELS = {1: "warm-up", 2: "core", 3: "stretch"}
+
+
+def exercises(path: Path) -> list[dict]:
+    """Every exercise of a notebook, from its heading (CONTRIBUTING, "Exercises"): number, title,
+    difficulty (1-3 stars), minutes, the concept it checks, hints, and the positions of its three cells
+    (heading, solution, check)."""
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    for i, cell in enumerate(nb.cells):
+        m = EXERCISE.search(cell.source) if cell.cell_type == "markdown" else None
+        if not m:
+            continue
+        level = LEVEL.search(cell.source)
+        found.append({
+            "notebook": path.name, "number": f"{m[1]}.{m[2]}", "title": m[3].strip(),
+            "stars": level[1].count("★") if level else None, "minutes": int(level[2]) if level else None,
+            "concept": level[3].strip() if level else None,
+            "hints": len(re.findall(r"<summary>Hint", cell.source)),
+            "cells": (i, i + 1, i + 2),
+        })
+    return found
+
+
+def exercise_table(paths: list[Path]) -> str:
+    rows = ["| notebook | exercise | difficulty | time | what it checks |", "|---|---|---|---|---|"]
+    for path in paths:
+        for e in exercises(path):
+            stars = "★" * e["stars"] + "☆" * (3 - e["stars"])
+            rows.append(f"| {path.stem} | {e['number']} {e['title']} | {stars} {LEVELS[e['stars']]} | "
+                        f"{e['minutes']} min | {e['concept']} |")
+    return "\n".join(rows)
+
+
+TABLE_START = "<!-- exercises: start (python tools/notebooks.py exercises --write) -->"
+TABLE_END = "<!-- exercises: end -->"
+
+
+def readme_with_table(readme: str, table: str) -> str:
+    head, rest = readme.split(TABLE_START)
+    _, tail = rest.split(TABLE_END)
+    return f"{head}{TABLE_START}\n{table}\n{TABLE_END}{tail}"
+
+
+NBGRADER_CONFIG = """\
+# nbgrader's configuration for a course that teaches with Gentle Transformers
+# (written by `python tools/notebooks.py course`). Run nbgrader in this folder.
+c = get_config()
+c.CourseDirectory.course_id = "gentle-transformers"
+c.CourseDirectory.root = {root!r}
+c.Execute.timeout = 600            # seconds per cell when autograding (notebook 08 evaluates 24 models)
+c.ClearSolutions.enforce_metadata = True
+"""
+
+
+def make_course(root: Path, paths: list[Path]) -> list[str]:
+    """An nbgrader course folder: ``source/NN_name/NN_name.ipynb`` (one assignment per notebook, with the
+    solutions) and ``nbgrader_config.py``. Returns the assignment names."""
+    root = root.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(root=str(root)), encoding="utf-8")
+    names = []
+    for path in paths:
+        folder = root / "source" / path.stem
+        folder.mkdir(parents=True, exist_ok=True)
+        write(cleaned(nbformat.read(path, as_version=4)), folder / path.name)
+        names.append(path.stem)
+    return names
 
 
 def write(nb: nbformat.NotebookNode, path: Path) -> None:
@@ -99,19 +172,49 @@ def is_clean(path: Path) -> bool:
     return nbformat.writes(cleaned(nb)) + "\n" == text
 
 
+def generate_assignment(course: Path, name: str) -> None:
+    """``nbgrader generate_assignment NAME`` in a course folder (quietly; its log if it fails)."""
+    run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force"],
+                         cwd=course, capture_output=True, text=True)
+    if run.returncode:
+        raise SystemExit(f"nbgrader generate_assignment {name} failed:\n{run.stdout}{run.stderr}")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("clean", "refresh", "check", "learner"):
+    if not argv or argv[0] not in ("clean", "refresh", "check", "learner", "course", "exercises"):
         print(__doc__)
         return 2
     if argv[0] == "learner":
         if len(argv) < 2:
             print(__doc__)
             return 2
+        # the copies nbgrader itself releases, so this and `nbgrader generate_assignment` never differ
         outdir = Path(argv[1])
         outdir.mkdir(parents=True, exist_ok=True)
-        for path in notebooks(argv[2:]):
-            write(learner_copy(nbformat.read(path, as_version=4)), outdir / path.name)
-            print(f"wrote {outdir / path.name}")
+        with tempfile.TemporaryDirectory() as course:
+            for name in make_course(Path(course), notebooks(argv[2:])):
+                generate_assignment(Path(course), name)
+                release = Path(course) / "release" / name / f"{name}.ipynb"
+                nb = nbformat.read(release, as_version=4)
+                write(nb, outdir / release.name)
+                print(f"wrote {outdir / release.name}")
+        return 0
+    if argv[0] == "course":
+        if len(argv) != 2:
+            print(__doc__)
+            return 2
+        names = make_course(Path(argv[1]), notebooks([]))
+        print(f"wrote {Path(argv[1]) / 'nbgrader_config.py'} and source/ with {len(names)} assignments: "
+              f"{', '.join(names)}")
+        return 0
+    if argv[0] == "exercises":
+        table = exercise_table(notebooks([]))
+        if argv[1:] == ["--write"]:
+            readme = ROOT / "README.md"
+            readme.write_text(readme_with_table(readme.read_text(encoding="utf-8"), table), encoding="utf-8")
+            print(f"wrote the table of exercises into {readme}")
+        else:
+            print(table)
         return 0
     cmd, paths = argv[0], notebooks(argv[1:])
     bad = []

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
 from helpers.model import attention as att
 from helpers.softmax import softmax
 
@@ -28,6 +28,7 @@ def _inputs(seed: int, n_heads: int | None, d_head: int = 4, d_model: int = 36, 
 
 
 # --------------------------------------------------------------------------- notebook 03
+@exercise(answered_by=("helpers.model.attention.single_query", "helpers.model.attention.attention"))
 def check_single_query(fn) -> bool:
     """fn(x (d_model, n), W_Q, W_K, W_V (d_head, d_model), W_O (d_model, d_head)) -> o_n (d_model, 1)."""
     what = "single_query_attention(x, W_Q, W_K, W_V, W_O)"
@@ -71,6 +72,7 @@ def check_single_query(fn) -> bool:
 
 
 # --------------------------------------------------------------------------- notebook 04
+@exercise(answered_by=("helpers.model.attention.softmax_star",))
 def check_causal_softmax(fn) -> bool:
     """fn(scores (n, n)) -> A (n, n): put -inf above the diagonal (the post's S), then softmax each row.
 
@@ -110,6 +112,7 @@ def check_causal_softmax(fn) -> bool:
 
 
 # --------------------------------------------------------------------------- notebook 05
+@exercise(answered_by=("helpers.model.attention.concat_output",))
 def check_multi_head_output(fn) -> bool:
     """fn(r (n_heads, d_head, n), W_O (n_heads, d_model, d_head)) -> o (d_model, n) = sum_h W_O^h r^h."""
     what = "multi_head_output(r, W_O)"

@@ -1,29 +1,91 @@
-"""What every exercise check shares: calling the learner's function safely, and one error type."""
+"""What every exercise check shares: calling the learner's function safely (a crash, a hang, a wrong
+type, a NaN each become one plain sentence), one error type, and the record of which helpers would
+answer an exercise (so a test can make sure the learner copy never shows them before it)."""
 
 from __future__ import annotations
 
+import math
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import torch
+
+LIMIT = 10.0  # seconds one call of a learner's function may take; every check case is tiny
 
 
 class ExerciseError(AssertionError):
     """The learner's answer is not right yet; the message says why and what to try."""
 
 
-def call(fn: Callable, *args: Any, what: str) -> Any:
-    """Call the learner's function; turn a crash into a short explanation instead of a traceback."""
+def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
+    """Mark a ``check_*`` function as an exercise's check.
+
+    answered_by: dotted names of the helpers that compute what the exercise asks for (for example
+    ``"helpers.ngrams.normalize_columns"``). The learner copy must not call them above the exercise:
+    ``tests/test_exercises.py`` traces every call a notebook cell makes to them.
+    """
+    def mark(check: Callable) -> Callable:
+        check.answered_by = tuple(answered_by)
+        return check
+    return mark
+
+
+class _TooLong(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the block after ``seconds`` (a SIGALRM timer: only in the main thread, where a
+    notebook's cells run; elsewhere the block runs to the end and the caller checks the time)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def alarm(signum, frame):
+        raise _TooLong
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return fn(*args)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT) -> Any:
+    """Call the learner's function; turn a crash or a hang into a short explanation, not a traceback."""
+    if not callable(fn):
+        raise ExerciseError(f"{what}: the check needs your function itself, but got a {type(fn).__name__}. "
+                            "Pass its name without calling it (no parentheses).")
+    start = time.perf_counter()
+    try:
+        with _time_limit(limit):
+            out = fn(*args)
     except NotImplementedError:
-        raise ExerciseError(f"{what}: not written yet — replace the `raise NotImplementedError` line.") from None
+        raise ExerciseError(f"{what}: not written yet — replace the `raise NotImplementedError()` line "
+                            "with your code, run that cell, then run this one.") from None
+    except _TooLong:
+        raise ExerciseError(f"{what} ran for more than {limit:.0f} s on a tiny input and was stopped. "
+                            "Is there a loop that never ends, or one over every entry of a large tensor?") from None
     except Exception as e:  # the learner's code may raise anything
         raise ExerciseError(f"{what} raised {type(e).__name__}: {e}") from None
+    if time.perf_counter() - start > limit:
+        raise ExerciseError(f"{what} took more than {limit:.0f} s on a tiny input. Is there a loop over every "
+                            "entry of a large tensor?")
+    return out
 
 
 def as_tensor(out: Any, what: str) -> torch.Tensor:
     if isinstance(out, torch.Tensor):
         return out
+    if out is None:
+        raise ExerciseError(f"{what} returned None: is a `return` missing?")
     try:
         return torch.as_tensor(out, dtype=torch.float64)
     except Exception:
@@ -35,6 +97,49 @@ def expect_shape(out: torch.Tensor, shape: tuple, what: str, hint: str = "") -> 
         raise ExerciseError(f"{what} has shape {tuple(out.shape)}, expected {tuple(shape)}. {hint}".strip())
 
 
+def expect_real(out: torch.Tensor, what: str, hint: str = "") -> torch.Tensor:
+    """A floating-point tensor with no NaN or infinity (returned as float64 for comparing)."""
+    if out.dtype == torch.bool or out.is_complex():
+        raise ExerciseError(f"{what} has dtype {out.dtype}; expected real numbers (float).")
+    if not out.is_floating_point():
+        raise ExerciseError(f"{what} has dtype {out.dtype}: integer division or rounding threw the fractions "
+                            "away. Keep the numbers as floats.")
+    if torch.isnan(out).any():
+        raise ExerciseError(f"{what} contains NaN (0/0, inf - inf or log of a negative number). {hint}".strip())
+    if torch.isinf(out).any():
+        raise ExerciseError(f"{what} contains infinity (an overflow, or a division by zero). {hint}".strip())
+    return out.double()
+
+
+def tensor_result(out: Any, shape: tuple, what: str, hint: str = "") -> torch.Tensor:
+    """The usual checks on a returned tensor, in the order a learner can act on them: a tensor, of the
+    right shape, of real finite numbers. Returns it as float64."""
+    out = as_tensor(out, what)
+    expect_shape(out, shape, what, hint)
+    return expect_real(out, what)
+
+
+def number_result(out: Any, what: str) -> float:
+    """A returned Python number or one-element tensor, as a float (NaN and infinity explained)."""
+    if isinstance(out, torch.Tensor):
+        if out.numel() != 1:
+            raise ExerciseError(f"{what} should be one number, got a tensor of shape {tuple(out.shape)}.")
+        out = out.item()
+    if isinstance(out, bool) or not isinstance(out, (int, float)):
+        raise ExerciseError(f"{what} should be a number, got {type(out).__name__}.")
+    if math.isnan(out) or math.isinf(out):
+        raise ExerciseError(f"{what} is {out}: a division by zero or a log of 0 somewhere?")
+    return float(out)
+
+
 def passed(message: str) -> bool:
     print(f"✔ {message}")
     return True
+
+
+def show_briefly(shell) -> None:
+    """In Jupyter, show an ``ExerciseError`` as its message alone (in red), not a traceback through
+    the check's code; the cell still fails, so nbgrader scores it 0. ``helpers.setup()`` calls this."""
+    def brief(self, etype, value, tb, tb_offset=None):
+        return [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+    shell.set_custom_exc((ExerciseError,), brief)

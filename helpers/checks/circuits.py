@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
 from helpers.cost import in_loop_mults, usual_mults, usual_terms
 
 
@@ -19,6 +19,7 @@ def _head(seed: int, d_model: int = 6, d_head: int = 3):
             torch.randn(d_head, d_model, generator=g))   # W_V (d_head, d_model)
 
 
+@exercise(answered_by=("helpers.interp.circuits.ov_circuit",))
 def check_ov_circuit(fn) -> bool:
     """fn(W_O (d_model, d_head), W_V (d_head, d_model)) -> W_OV = W_O W_V (d_model, d_model)."""
     what = "ov_circuit(W_O, W_V)"
@@ -44,6 +45,8 @@ def _frobenius_ratio(M: torch.Tensor, W: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(M @ W) / (torch.linalg.matrix_norm(M) * torch.linalg.matrix_norm(W)))
 
 
+@exercise(answered_by=("helpers.interp.circuits.composition_score",
+                       "helpers.interp.circuits.composition_scores"))
 def check_k_composition(fn) -> bool:
     """fn(W_QK (d_model, d_model) of the later head, W_OV (d_model, d_model) of the earlier) -> a number in [0, 1]:
     ||W_QK W_OV||_F / (||W_QK||_F ||W_OV||_F)."""
@@ -75,6 +78,7 @@ def check_k_composition(fn) -> bool:
     return passed(f"{what} matches the Frobenius ratio on 3 random pairs of rank-2 circuits.")
 
 
+@exercise(answered_by=("helpers.cost.usual_mults", "helpers.cost.formula"))
 def check_attention_mults(fn) -> bool:
     """fn(d_model, d_head, n_ctx) -> int: the usual head's multiplications, 2 d_head n_ctx (2 d_model + n_ctx)."""
     what = "attention_mults(d_model, d_head, n_ctx)"

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
 from helpers.induction import ALPHABET, encode, repeat_loss
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
@@ -30,6 +30,7 @@ def _case(seed: int, n_heads: int = 3, n: int = 12, n_vocab: int = 5):
     return softmax(S, dim=-1), tokens
 
 
+@exercise(answered_by=("helpers.interp.scores.induction_score", "helpers.interp.scores.head_scores"))
 def check_induction_score(fn) -> bool:
     """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score."""
     what = "induction_score(A, tokens)"
@@ -85,6 +86,7 @@ def _random_two_layer_model():
     return model
 
 
+@exercise(answered_by=())
 def check_loss_without(fn) -> bool:
     """fn(model, tokens (batch, 2 half), heads [(layer, head), ...]) -> float: the mean loss on the repeated
     half with those heads zero-ablated. Tried on a model and tokens the notebook does not use, with no
@@ -135,6 +137,7 @@ def reference_model():
     return model
 
 
+@exercise(answered_by=())
 def check_confident_mistake(fn, model=None) -> bool:
     """fn() -> (text, truth): after ``text`` the model should predict a wrong token (not ``truth``) with
     p > 0.5, and the mistake must be the induction heads' doing: with them ablated the wrong guess loses its

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
 
 # counts C[b, a] = how often b follows a; token 3 is never followed by anything
 _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
@@ -13,6 +13,7 @@ _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
                    [4.0, 0.0, 2.0, 0.0]])
 
 
+@exercise(answered_by=("helpers.ngrams.normalize_columns",))
 def check_bigram_table(fn) -> bool:
     """``fn(C)`` takes counts C[b, a] (b follows a), shape (n_vocab, n_vocab), and must return
     P with P[:, a] the probability of each next token after a: every seen column sums to 1."""

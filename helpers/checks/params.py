@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from helpers.checks.base import ExerciseError, call, passed
+from helpers.checks.base import ExerciseError, call, exercise, passed
 from helpers.model.config import Config
 from helpers.model.params import count_config
 
 
+@exercise(answered_by=("helpers.model.params.count_config", "helpers.model.params.count_params"))
 def check_n_params(fn: Callable) -> bool:
     """fn(cfg: Config) -> int, the number of parameters of Transformer(cfg) (LayerNorm on, MLP on)."""
     cfg = Config(n_vocab=101, d_model=12, n_ctx=17, n_layers=2, n_heads=3, d_head=5, d_mlp=40, layernorm=True)

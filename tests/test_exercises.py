@@ -1,0 +1,240 @@
+"""The exercises, as learners and instructors meet them (CONTRIBUTING, "Exercises"):
+
+- nbgrader releases the learner copies from the committed notebooks and grades them with the notebooks'
+  own checks: an unfilled copy scores 0 on every exercise, the solutions full marks, a wrong answer 0
+  with the check's message as its feedback;
+- an unfilled learner copy runs to the end: the only failing cells are the checks, saying "not written yet";
+- nothing above an exercise computes what it asks for: no notebook cell calls a helper that answers it
+  (traced in the kernel, so a renamed import can't hide one — tests/exercise_trace.py), and no cell holds
+  one of the solution's expressions (compared with every variable name blanked out); at least one
+  exercise a notebook is answered nowhere in the copy.
+
+One autograde of the whole series, run once for the module (about as long as running every notebook twice).
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks as nbtool  # noqa: E402
+
+from helpers import checks  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NAMES = [p.stem for p in NOTEBOOKS]
+WRONG = "01_bigrams"  # the submission with a deliberately wrong answer (a fast notebook)
+
+
+def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
+                         env=env)
+    assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+    return run
+
+
+def solution_cells(nb) -> list[int]:
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def check_name(cell) -> str:
+    names = [n.attr for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Attribute)
+             and isinstance(n.value, ast.Name) and n.value.id == "checks" and n.attr.startswith("check_")]
+    assert len(names) == 1, f"a check cell calls one checks.check_*: {cell.source!r}"
+    return names[0]
+
+
+def wrong_answer(source: str) -> str:
+    """Notebook 01's first exercise answered with the usual mistake: rows instead of columns."""
+    return source.replace("# YOUR CODE HERE\n    raise NotImplementedError()",
+                          "return C / C.sum(dim=1, keepdim=True).clamp(min=1e-12)")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course folder with the series as assignments, three submissions of every notebook (the
+    released copy, the solutions, and for 01 a wrong answer), autograded with the call tracer on."""
+    root = tmp_path_factory.mktemp("course")
+    nbtool.make_course(root, NOTEBOOKS)
+    for name in NAMES:
+        nbgrader(root, "generate_assignment", name, "--force")
+        for student, src in (("learner", root / "release"), ("teacher", root / "source")):
+            dest = root / "submitted" / student / name
+            dest.mkdir(parents=True)
+            shutil.copy(src / name / f"{name}.ipynb", dest)
+    wrong = nbformat.read(root / "release" / WRONG / f"{WRONG}.ipynb", as_version=4)
+    first = solution_cells(wrong)[0]
+    wrong.cells[first].source = wrong_answer(wrong.cells[first].source)
+    assert "NotImplementedError" not in wrong.cells[first].source
+    (root / "submitted" / "wrong" / WRONG).mkdir(parents=True)
+    nbformat.write(wrong, root / "submitted" / "wrong" / WRONG / f"{WRONG}.ipynb")
+
+    ipython = root / "ipython"
+    (ipython / "profile_default" / "startup").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "exercise_trace.py", ipython / "profile_default" / "startup" / "00-trace.py")
+    traces = root / "traces"
+    traces.mkdir()
+    env = os.environ | {"IPYTHONDIR": str(ipython), "GT_TRACE_DIR": str(traces), "MPLBACKEND": "Agg",
+                        "GT_THREADS": os.environ.get("GT_THREADS", "1")}
+    for name in NAMES:
+        nbgrader(root, "autograde", name, "--force", env=env)
+    nbgrader(root, "generate_feedback", WRONG, "--student", "wrong", "--force")
+    return root
+
+
+def grades(course: Path, name: str, student: str) -> dict[str, tuple[float, float]]:
+    """grade_id -> (score, max_score) of every check cell in one autograded notebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(name, name, student)
+        return {g.name: (g.score, g.max_score) for g in nb.grades}
+
+
+def autograded(course: Path, name: str, student: str):
+    return nbformat.read(course / "autograded" / student / name / f"{name}.ipynb", as_version=4)
+
+
+def errors(cell) -> list[str]:
+    return [f"{o.ename}: {o.evalue}" for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_released_copy_scores_zero_and_runs_to_the_end(course, name):
+    scores = grades(course, name, "learner")
+    assert scores and all(score == 0 for score, _ in scores.values()), scores
+    nb = autograded(course, name, "learner")
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        found = errors(cell)
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            assert len(found) == 1 and "not written yet" in found[0], (i, found)
+        else:
+            assert not found, f"cell {i} fails in the learner copy with every exercise unfilled: {found}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_solutions_get_full_marks(course, name):
+    scores = grades(course, name, "teacher")
+    assert len(scores) == len(nbtool.exercises(ROOT / "notebooks" / f"{name}.ipynb"))
+    assert all(score == top > 0 for score, top in scores.values()), scores
+
+
+def test_a_wrong_answer_scores_zero_and_its_feedback_is_the_checks_message(course):
+    scores = grades(course, WRONG, "wrong")
+    first = sorted(scores)[0]
+    assert scores[first][0] == 0
+    feedback = html.unescape((course / "feedback" / "wrong" / WRONG / f"{WRONG}.html").read_text(encoding="utf-8"))
+    assert "each *column* is a distribution" in feedback
+    assert "Traceback" not in feedback  # the message alone (helpers.setup: base.show_briefly)
+
+
+def traced_calls(course: Path, name: str) -> list[dict]:
+    path = course / "traces" / f"learner__{name}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+
+class _Blank(ast.NodeTransformer):
+    """Every variable and argument name becomes "_": `scores / totals.sum(0)` ~ `C / t.sum(0)`."""
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id="_", ctx=ast.Load()), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg(arg="_"), node)
+
+
+def shapes(source: str, smallest: int = 8) -> set[str]:
+    """The blanked-out form of every expression in the code with at least `smallest` syntax nodes."""
+    try:
+        tree = _Blank().visit(ast.parse(source))
+    except SyntaxError:
+        return set()
+    return {ast.dump(n) for n in ast.walk(tree) if isinstance(n, ast.expr) and sum(1 for _ in ast.walk(n)) >= smallest}
+
+
+def solution_source(cell) -> str:
+    lines = cell.source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == nbtool.SOLUTION_START)
+    end = next(i for i, line in enumerate(lines) if line.strip() == nbtool.SOLUTION_END)
+    body = lines[start + 1:end]
+    indent = min(len(line) - len(line.lstrip()) for line in body if line.strip())
+    return "\n".join(line[indent:] for line in body)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nothing_above_an_exercise_computes_its_answer(course, name):
+    source = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    copy = autograded(course, name, "learner")
+    cell_index = {}
+    for i, cell in enumerate(copy.cells):
+        cell_index.setdefault(cell.source, i)
+    calls = [(cell_index.get(c["cell"], -1), c["helper"]) for c in traced_calls(course, name)]
+    answered_nowhere = []
+    for at in solution_cells(source):
+        check = getattr(checks, check_name(source.cells[at + 1]))
+        assert hasattr(check, "answered_by"), f"{check.__name__} names the helpers that answer it: @exercise(...)"
+        helpers_ = set(check.answered_by)
+        above = sorted({(i, h) for i, h in calls if h in helpers_ and 0 <= i < at})
+        assert not above, (f"cells above exercise {check.__name__} (cell {at}) call the helper that answers it: "
+                           f"{above}")
+        solution = shapes(solution_source(source.cells[at]))
+        shown = {i: solution & shapes(c.source) for i, c in enumerate(copy.cells[:at]) if c.cell_type == "code"}
+        shown = {i: s for i, s in shown.items() if s}
+        assert not shown, f"cells above {check.__name__} compute the solution's expressions: {shown}"
+        later = [i for i, h in calls if h in helpers_ and i > at + 1]
+        later += [i for i, c in enumerate(copy.cells) if i > at + 1 and c.cell_type == "code"
+                  and solution & shapes(c.source)]
+        if not later:
+            answered_nowhere.append(check.__name__)
+    assert answered_nowhere, "at least one exercise is answered nowhere in the learner copy"
+
+
+def test_the_tracer_sees_a_renamed_helper(tmp_path):
+    """The tracing the test above relies on: a helper imported under another name, called from a cell,
+    is recorded; the same helper called by another helper is not."""
+    from nbclient import NotebookClient
+
+    ipython = tmp_path / "ipython"
+    (ipython / "profile_default" / "startup").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "exercise_trace.py", ipython / "profile_default" / "startup" / "00-trace.py")
+    work = tmp_path / "student" / "nb"
+    work.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import torch\nfrom helpers.ngrams import normalize_columns as tidy"),
+                nbformat.v4.new_code_cell("P = tidy(torch.ones(3, 3))"),
+                nbformat.v4.new_code_cell("from helpers import ngrams\n"
+                                          "ngrams.bigram_probs(torch.tensor([0, 1, 2, 1]), 3)")]
+    env_before = dict(os.environ)
+    os.environ.update(IPYTHONDIR=str(ipython), GT_TRACE_DIR=str(tmp_path))
+    try:
+        NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    lines = [json.loads(x) for x in (tmp_path / "student__nb.jsonl").read_text().splitlines()]
+    assert [(x["helper"], x["cell"]) for x in lines] == [("helpers.ngrams.normalize_columns", nb.cells[1].source)]
+
+
+def test_the_learner_command_writes_what_nbgrader_releases(tmp_path, course):
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "notebooks.py"), "learner", str(tmp_path),
+                          str(NOTEBOOKS[0])], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    mine = nbformat.read(tmp_path / NOTEBOOKS[0].name, as_version=4)
+    released = nbformat.read(course / "release" / NAMES[0] / NOTEBOOKS[0].name, as_version=4)
+    assert [c.source for c in mine.cells] == [c.source for c in released.cells]
+    in_process = nbtool.learner_copy(nbformat.read(NOTEBOOKS[0], as_version=4))
+    assert [c.source for c in in_process.cells] == [c.source for c in released.cells]
