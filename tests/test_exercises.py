@@ -33,11 +33,15 @@ import notebooks as nbtool  # noqa: E402
 from helpers import checks  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+if os.environ.get("GT_EXERCISE_NOTEBOOKS"):  # e.g. "01,02": while working on some notebooks, grade only those
+    NOTEBOOKS = [p for p in NOTEBOOKS if p.name[:2] in os.environ["GT_EXERCISE_NOTEBOOKS"].split(",")]
 NAMES = [p.stem for p in NOTEBOOKS]
 WRONG = "01_bigrams"  # the submission with a deliberately wrong answer (a fast notebook)
+WRONG_ANSWERS = WRONG in NAMES
 
 
 def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = nbtool.with_venv_path(env or dict(os.environ))  # nbgrader runs `alembic` from PATH
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
                          env=env)
     assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
@@ -74,12 +78,13 @@ def course(tmp_path_factory):
             dest = root / "submitted" / student / name
             dest.mkdir(parents=True)
             shutil.copy(src / name / f"{name}.ipynb", dest)
-    wrong = nbformat.read(root / "release" / WRONG / f"{WRONG}.ipynb", as_version=4)
-    first = solution_cells(wrong)[0]
-    wrong.cells[first].source = wrong_answer(wrong.cells[first].source)
-    assert "NotImplementedError" not in wrong.cells[first].source
-    (root / "submitted" / "wrong" / WRONG).mkdir(parents=True)
-    nbformat.write(wrong, root / "submitted" / "wrong" / WRONG / f"{WRONG}.ipynb")
+    if WRONG_ANSWERS:
+        wrong = nbformat.read(root / "release" / WRONG / f"{WRONG}.ipynb", as_version=4)
+        first = solution_cells(wrong)[0]
+        wrong.cells[first].source = wrong_answer(wrong.cells[first].source)
+        assert "NotImplementedError" not in wrong.cells[first].source
+        (root / "submitted" / "wrong" / WRONG).mkdir(parents=True)
+        nbformat.write(wrong, root / "submitted" / "wrong" / WRONG / f"{WRONG}.ipynb")
 
     ipython = root / "ipython"
     (ipython / "profile_default" / "startup").mkdir(parents=True)
@@ -90,7 +95,8 @@ def course(tmp_path_factory):
                         "GT_THREADS": os.environ.get("GT_THREADS", "1")}
     for name in NAMES:
         nbgrader(root, "autograde", name, "--force", env=env)
-    nbgrader(root, "generate_feedback", WRONG, "--student", "wrong", "--force")
+    if WRONG_ANSWERS:
+        nbgrader(root, "generate_feedback", WRONG, "--student", "wrong", "--force")
     return root
 
 
@@ -133,6 +139,7 @@ def test_the_solutions_get_full_marks(course, name):
     assert all(score == top > 0 for score, top in scores.values()), scores
 
 
+@pytest.mark.skipif(not WRONG_ANSWERS, reason=f"GT_EXERCISE_NOTEBOOKS leaves out {WRONG}")
 def test_a_wrong_answer_scores_zero_and_its_feedback_is_the_checks_message(course):
     scores = grades(course, WRONG, "wrong")
     first = sorted(scores)[0]

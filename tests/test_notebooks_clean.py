@@ -48,22 +48,60 @@ def test_follows_the_series_conventions(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_learner_copy_removes_solutions_and_the_check_says_so(path):
+def test_exercises_are_laid_out_for_learners_and_nbgrader(path):
+    """CONTRIBUTING, "Exercises": 2-4 of growing difficulty, each a heading (stars, minutes, what it checks,
+    1-2 folded hints), a solution cell and a check cell, marked for nbgrader."""
+    nb = nbformat.read(path, as_version=4)
+    found = nbtool.exercises(path)
+    assert 2 <= len(found) <= 4, f"{len(found)} exercises; the series asks for 2-4 a notebook"
+    number = int(path.name[:2])
+    assert [e["number"] for e in found] == [f"{number}.{k}" for k in range(1, len(found) + 1)]
+    stars = [e["stars"] for e in found]
+    assert None not in stars, "every exercise heading has a line '★★☆ · about N min · checks: ...'"
+    assert stars == sorted(stars) and stars[-1] > stars[0], f"difficulty grows through the notebook: {stars}"
+    graded = {i for i, c in enumerate(nb.cells) if "nbgrader" in c.metadata}
+    for k, e in enumerate(found, 1):
+        assert 1 <= e["hints"] <= 2 and 1 <= e["minutes"] <= 60 and e["concept"], e
+        head, solution, check = (nb.cells[i] for i in e["cells"])
+        assert head.source.count("<details>") >= e["hints"], "hints are folded"
+        assert solution.cell_type == "code" and solution.source.count(nbtool.SOLUTION_START) == 1
+        assert solution.metadata.nbgrader == {"grade": False, "grade_id": f"ex{number:02d}_{k}", "locked": False,
+                                              "schema_version": 3, "solution": True, "task": False}
+        assert check.cell_type == "code" and re.fullmatch(r"checks\.check_\w+\([^\n]*\)", check.source.strip())
+        assert check.metadata.nbgrader == {"grade": True, "grade_id": f"ex{number:02d}_{k}_check", "locked": True,
+                                           "points": e["stars"], "schema_version": 3, "solution": False,
+                                           "task": False}
+        graded -= set(e["cells"][1:])
+    assert not graded, f"cells {sorted(graded)} carry nbgrader metadata but are not an exercise's"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_predict_then_check(path):
+    """Before a widget or a result: a question, its answer folded, and the next cell shows it."""
+    nb = nbformat.read(path, as_version=4)
+    found = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "**Predict, then check.**" in c.source]
+    assert found, "at least one 'Predict, then check.' question"
+    for i in found:
+        assert re.search(r"<details><summary>[^<]*[Aa]nswer", nb.cells[i].source), "its answer is folded"
+        assert nb.cells[i + 1].cell_type == "code", "the next cell reveals the answer"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_learner_copy_clears_solutions_and_each_check_says_so(path):
+    """Cheap twin of tests/test_exercises.py: each unfilled exercise with its check, alone."""
     from helpers.checks import ExerciseError
 
     nb = nbtool.learner_copy(nbformat.read(path, as_version=4))
-    exercises = [c for c in nb.cells if c.cell_type == "code" and nbtool.SOLUTION_START in c.source]
-    assert exercises, "every notebook has an exercise between the solution markers"
-    for cell in exercises:
-        assert "NotImplementedError" in cell.source and not cell.outputs
-        # run the exercise cell as a learner would before writing anything
+    for e in nbtool.exercises(path):
+        solution, check = nb.cells[e["cells"][1]], nb.cells[e["cells"][2]]
+        assert "raise NotImplementedError()" in solution.source and not solution.outputs
         import torch
         from helpers import checks
 
-        code = compile(cell.source, path.name, "exec")
+        code = compile(solution.source + "\n" + check.source, path.name, "exec")
         namespace = {"torch": torch, "checks": checks}
-        # other notebook variables the cell passes to its check (a trained model, say) are stand-ins
-        # here: a check must call the learner's function, and say "not written yet", before using them
+        # other notebook variables the check is given (a trained model, say) are stand-ins here: a
+        # check must call the learner's function, and say "not written yet", before using them
         namespace |= {name: None for name in code.co_names if name not in namespace and not hasattr(builtins, name)}
         with pytest.raises(ExerciseError, match="not written yet"):
             exec(code, namespace)

@@ -15,6 +15,7 @@ position among the code cells), without which nbval would not compare them. Defa
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -172,10 +173,16 @@ def is_clean(path: Path) -> bool:
     return nbformat.writes(cleaned(nb)) + "\n" == text
 
 
+def with_venv_path(env: dict) -> dict:
+    """The environment with this Python's scripts first on PATH: nbgrader runs `alembic` from PATH, which
+    misses the virtual environment's when it was not activated."""
+    return env | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
+
+
 def generate_assignment(course: Path, name: str) -> None:
     """``nbgrader generate_assignment NAME`` in a course folder (quietly; its log if it fails)."""
     run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force"],
-                         cwd=course, capture_output=True, text=True)
+                         cwd=course, capture_output=True, text=True, env=with_venv_path(dict(os.environ)))
     if run.returncode:
         raise SystemExit(f"nbgrader generate_assignment {name} failed:\n{run.stdout}{run.stderr}")
 

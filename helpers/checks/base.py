@@ -4,8 +4,10 @@ answer an exercise (so a test can make sure the learner copy never shows them be
 
 from __future__ import annotations
 
+import importlib
 import math
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -58,14 +60,62 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT) -> Any:
-    """Call the learner's function; turn a crash or a hang into a short explanation, not a traceback."""
+def _resolve(dotted: str) -> Any:
+    """"helpers.softmax.softmax" or "torch.softmax" -> the function object."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ValueError(f"cannot find {dotted}")
+
+
+@contextmanager
+def _watching(forbid: tuple[str, ...], seen: list[str]):
+    """Record which of the ``forbid`` functions run inside the block, under whatever name they were
+    called (a profiler sees the function's code, not the name the learner imported it as)."""
+    if not forbid:
+        yield
+        return
+    codes, builtins_ = {}, {}
+    for dotted in forbid:
+        obj = _resolve(dotted)
+        code = getattr(obj, "__code__", None)
+        if code is not None:
+            codes[code] = dotted
+        else:
+            builtins_[id(obj)] = dotted
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            seen.append(codes[frame.f_code])
+        elif event == "c_call" and id(arg) in builtins_:
+            seen.append(builtins_[id(arg)])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+
+
+def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tuple[str, ...] = ()) -> Any:
+    """Call the learner's function; turn a crash or a hang into a short explanation, not a traceback.
+
+    forbid: dotted names of functions that would answer the exercise in one call (the helper it asks the
+    learner to write, or torch's own); if the learner's function calls one, the check says so.
+    """
     if not callable(fn):
         raise ExerciseError(f"{what}: the check needs your function itself, but got a {type(fn).__name__}. "
                             "Pass its name without calling it (no parentheses).")
-    start = time.perf_counter()
+    start, seen = time.perf_counter(), []
     try:
-        with _time_limit(limit):
+        with _time_limit(limit), _watching(forbid, seen):
             out = fn(*args)
     except NotImplementedError:
         raise ExerciseError(f"{what}: not written yet — replace the `raise NotImplementedError()` line "
@@ -75,6 +125,9 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT) -> Any:
                             "Is there a loop that never ends, or one over every entry of a large tensor?") from None
     except Exception as e:  # the learner's code may raise anything
         raise ExerciseError(f"{what} raised {type(e).__name__}: {e}") from None
+    if seen:
+        raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
+                            "computation it hides yourself, step by step.")
     if time.perf_counter() - start > limit:
         raise ExerciseError(f"{what} took more than {limit:.0f} s on a tiny input. Is there a loop over every "
                             "entry of a large tensor?")
