@@ -103,3 +103,71 @@ def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
     assert "gt-error" in e.caption.value and "empty" in e.caption.value
     e.text.value = "in the beginning god created the heaven"
     assert "n=4" in e.caption.value and "were cut" in e.caption.value
+
+
+# --- exercise 6.2: the few neurons one fact needs --------------------------------------------------------
+
+def _ordered_until_flip(score):
+    """A learner's answer: order the neurons by ``score(model, z, prompt, answer)``, switch them off one more
+    at a time until the model's first guess is wrong."""
+    from helpers.interp.ablation import ablated
+
+    def fact_neurons(model, prompt, answer):
+        _, cache = model.run_with_cache(prompt)
+        z = cache["L0.z"][:, -1]
+        order = score(model, z, answer).argsort(descending=True).tolist()
+        for size in range(1, len(order) + 1):
+            with ablated(model, neurons=[(0, j) for j in order[:size]]):
+                if model.next_token_probs(prompt).argmax() != answer:
+                    return order[:size]
+        return order
+    return fact_neurons
+
+
+def _direct_effect(model, z, answer):
+    return z * (model.unembed.W_U[answer] @ model.blocks[0].mlp.W_2)
+
+
+def _most_negative(model, prompt, answer):
+    """The sign mistake: the two firing neurons that push the right colour down the most."""
+    z = model.run_with_cache(prompt)[1]["L0.z"][:, -1]
+    effect = _direct_effect(model, z, answer).masked_fill(z <= 0, torch.inf)
+    return effect.argsort()[:2].tolist()
+
+
+def test_fact_neurons_right_answers_pass():
+    from helpers.checks.mlp import check_fact_neurons
+
+    assert check_fact_neurons(_ordered_until_flip(_direct_effect))
+    assert check_fact_neurons(lambda *a: torch.tensor(_ordered_until_flip(_direct_effect)(*a)))  # a tensor is fine
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda m, p, a: _most_negative(m, p, a), "push it \\*down\\*"),
+    (lambda m, p, a: (m.run_with_cache(p)[1]["L0.z"][:, -1] <= 0).nonzero().flatten()[:3].tolist(), "do not fire"),
+    (_ordered_until_flip(lambda m, z, a: torch.randperm(z.shape[0], generator=torch.Generator().manual_seed(0))
+                         .float()), "they are large"),
+    (lambda m, p, a: list(range(m.cfg.d_mlp)) + [m.cfg.d_mlp], "d_mlp = 64"),
+    (lambda m, p, a: list(range(128)), "Read d_mlp from the model"),
+    (lambda m, p, a: [3, 3], "a neuron twice"),
+    (lambda m, p, a: [], "no neurons"),
+    (lambda m, p, a: None, "returned None"),
+    (lambda m, p, a: [0.5, 1.5], "not whole"),
+    (lambda m, p, a: torch.ones(64, dtype=torch.bool), "booleans"),
+    (lambda m, p, a: "neuron 3", "list of neuron numbers"),
+    (lambda m, p, a: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_fact_neurons_mistakes_are_explained(wrong, message):
+    from helpers.checks.mlp import check_fact_neurons
+
+    with pytest.raises(ExerciseError, match=message):
+        check_fact_neurons(wrong)
+
+
+def test_fact_neurons_unfilled_says_so_before_training():
+    from helpers.checks.mlp import check_fact_neurons
+
+    def fact_neurons(model, prompt, answer):
+        raise NotImplementedError()
+    with pytest.raises(ExerciseError, match="not written yet"):
+        check_fact_neurons(fact_neurons)

@@ -1,7 +1,8 @@
-"""Notebook 06: write the MLP's two equations."""
+"""Notebook 06: write the MLP's two equations; find the hidden neurons one fact needs (an intervention)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import torch
@@ -51,3 +52,144 @@ def check_mlp(fn: Callable) -> bool:
             raise ExerciseError(message)
     raise ExerciseError("Not the MLP yet. Compute z = ReLU(W_1 @ x + b_1[:, None]) of shape (d_mlp, n), then "
                         "m = W_2 @ z + b_2[:, None]; the [:, None] turns a bias into a column added to every position.")
+
+
+# --- exercise 6.2: the neurons a fact needs ------------------------------------------------------------
+
+FACT_CHECK = dict(n_people=24, n_things=4, n_colours=12, seed=106)   # a table the notebook never shows
+FACT_MODEL = dict(d_model=16, d_mlp=64, steps=200, seed=6)            # d_mlp 64, not the notebook's 128
+N_FACTS = 8
+
+
+@functools.lru_cache(maxsize=1)
+def _fact_model():
+    """A one-layer facts model, trained by the check itself (about a second): its own people, things and
+    colours, so an answer written for the notebook's model has to work on a model it has never seen."""
+    from helpers.facts import FactsTask, answer_logits, train_facts
+    from helpers.interp.ablation import ablated
+    from helpers.model.config import Config
+    from helpers.train import fresh_model
+
+    task = FactsTask.make(**FACT_CHECK)
+    cfg = Config(n_vocab=task.n_vocab, d_model=FACT_MODEL["d_model"], n_ctx=2, n_layers=1, n_heads=2,
+                 d_mlp=FACT_MODEL["d_mlp"])
+    model = fresh_model(cfg, seed=FACT_MODEL["seed"])
+    with torch.enable_grad():
+        train_facts(model, task, steps=FACT_MODEL["steps"])
+    prompts, answers = task.prompts()
+    with torch.no_grad():
+        known = answer_logits(model, prompts).argmax(-1) == answers
+        with ablated(model, neurons=[(0, j) for j in range(cfg.d_mlp)]):    # facts the MLP holds: without
+            known &= answer_logits(model, prompts).argmax(-1) != answers     # it, the model gets them wrong
+    known = known.nonzero().flatten()
+    g = torch.Generator().manual_seed(FACT_CHECK["seed"])
+    picked = known[torch.randperm(len(known), generator=g)[:N_FACTS]]
+    return model, task, [(prompts[i].clone(), int(answers[i])) for i in picked.tolist()]
+
+
+def _flipped(model, prompt: torch.Tensor, answer: int, neurons: list[int]) -> bool:
+    """Does zeroing these hidden neurons (z_j := 0, layer 0) make the model's first guess wrong?"""
+    from helpers.interp.ablation import ablated
+
+    with ablated(model, neurons=[(0, j) for j in neurons]):
+        return int(model.next_token_probs(prompt).argmax()) != answer
+
+
+def _flip_size(model, prompt, answer, order: list[int]) -> int:
+    for size in range(1, len(order) + 1):
+        if _flipped(model, prompt, answer, order[:size]):
+            return size
+    return len(order)
+
+
+def _reference_size(model, prompt, answer) -> int:
+    """How many neurons the usual orderings need: by direct push on the right colour's logit, and on its
+    margin over the runner-up; the smaller of the two."""
+    logits, cache = model.run_with_cache(prompt)
+    z = cache["L0.z"][:, -1]
+    W_U, W_2 = model.unembed.W_U.detach(), model.blocks[0].mlp.W_2.detach()
+    rival = int(logits[:, -1].clone().index_fill_(0, torch.tensor([answer]), -torch.inf).argmax())
+    pushes = (z * (W_U[answer] @ W_2), z * ((W_U[answer] - W_U[rival]) @ W_2))
+    return min(_flip_size(model, prompt, answer, p.argsort(descending=True).tolist()) for p in pushes)
+
+
+def _neuron_list(out, d_mlp: int, what: str) -> list[int]:
+    if out is None:
+        raise ExerciseError(f"{what} returned None: is a `return` missing?")
+    if isinstance(out, (int, torch.Tensor)) and not isinstance(out, bool) and torch.as_tensor(out).dim() == 0:
+        out = [int(out)]
+    try:
+        t = torch.as_tensor(out if not isinstance(out, (set, tuple)) else list(out))
+    except Exception:
+        raise ExerciseError(f"{what} should return a list of neuron numbers (ints), got {type(out).__name__}.") from None
+    if t.dtype == torch.bool:
+        raise ExerciseError(f"{what} returned booleans; return the neurons' numbers (for example "
+                            "`mask.nonzero().flatten().tolist()`).")
+    if t.is_floating_point():
+        if not bool(torch.isfinite(t).all()) or not bool((t == t.round()).all()):
+            raise ExerciseError(f"{what} returned numbers that are not whole: return the neurons' indices j (their "
+                                "positions in z), not their activations or effects.")
+        t = t.long()
+    neurons = t.flatten().tolist()
+    if not neurons:
+        raise ExerciseError(f"{what} returned no neurons; with none switched off, the fact stays right.")
+    bad = [j for j in neurons if not 0 <= j < d_mlp]
+    if bad:
+        raise ExerciseError(f"{what} returned neuron {bad[0]}, but this model has d_mlp = {d_mlp} hidden neurons "
+                            f"(0 to {d_mlp - 1}). Read d_mlp from the model (model.cfg.d_mlp), not from the notebook.")
+    if len(set(neurons)) != len(neurons):
+        raise ExerciseError(f"{what} returned a neuron twice ({neurons}): a set of neurons has each one once.")
+    return neurons
+
+
+@exercise(answered_by=())
+def check_fact_neurons(fn: Callable) -> bool:
+    """fn(model, prompt, answer) -> a list of layer-0 hidden neurons; zeroing them must make the model's first
+    guess for that prompt wrong, with not many more neurons than ordering them by their direct push needs."""
+    what = "your fact_neurons(model, prompt, answer)"
+    try:  # an unfilled answer says so at once, before the check trains its model
+        call(fn, None, torch.tensor([0, 1]), 2, what=what)
+    except ExerciseError as e:
+        if "not written yet" in str(e) or not callable(fn):
+            raise
+    model, task, facts = _fact_model()
+    d_mlp = model.cfg.d_mlp
+    sizes, refs, chance = [], [], []
+    g = torch.Generator().manual_seed(61)
+    for prompt, answer in facts:
+        fact = f"{task.vocab[int(prompt[0])]} {task.vocab[int(prompt[1])]} -> {task.vocab[answer]}"
+        out = call(fn, model, prompt.clone(), answer, what=what)
+        neurons = _neuron_list(out, d_mlp, what)
+        if not _flipped(model, prompt, answer, neurons):
+            logits, cache = model.run_with_cache(prompt)
+            z = cache["L0.z"][:, -1]
+            with torch.no_grad():
+                push = z * (model.unembed.W_U[answer] @ model.blocks[0].mlp.W_2)
+            if bool((z[neurons] <= 0).all()):
+                raise ExerciseError(
+                    f"On the fact '{fact}', the neurons {neurons} do not fire (z = 0 there): zeroing them changes "
+                    "nothing. Look at z at the *last* position (the thing), where the colour is predicted.")
+            if len(neurons) <= 3 and float(push[neurons].sum()) < 0:
+                raise ExerciseError(
+                    f"On the fact '{fact}' (a model the check trained on a table of its own), zeroing neurons "
+                    f"{neurons} leaves the right colour first: those neurons push it *down* (z_j W_U[answer] . W_2[:, j] "
+                    "< 0). Take the neurons with the largest positive push, not the most negative.")
+            raise ExerciseError(
+                f"On the fact '{fact}' (a model the check trained on a table of its own), zeroing neurons {neurons} "
+                "leaves the right colour first: the set is not enough to flip the fact. Keep adding neurons, in "
+                "order of how much each pushes the right colour's logit up, until switching them all off "
+                "(helpers.interp.ablation.ablated) makes the model's first guess wrong.")
+        sizes.append(len(neurons))
+        refs.append(_reference_size(model, prompt, answer))
+        tries = [torch.randperm(d_mlp, generator=g)[:len(neurons)].tolist() for _ in range(20)]
+        chance.append(sum(_flipped(model, prompt, answer, r) for r in tries) / len(tries))
+    if sum(sizes) > max(3 * sum(refs), sum(refs) + 2 * len(facts)):
+        raise ExerciseError(
+            f"Every set flips its fact, but they are large: {sum(sizes)} neurons over {len(facts)} facts, where "
+            f"ordering neurons by their direct push on the right colour needs {sum(refs)}. Switching off many "
+            "neurons breaks anything; the question is which few a fact needs. Order them by z_j times how much "
+            "W_2[:, j] raises the right colour's logit (W_U[answer] @ W_2), and stop as soon as the fact flips.")
+    mean_size = sum(sizes) / len(sizes)
+    return passed(f"fact_neurons is right: on {len(facts)} facts of a model you had not seen (d_mlp = {d_mlp}), "
+                  f"switching off your {mean_size:.1f} neurons (on average) flips each fact; as many random neurons "
+                  f"flip it {sum(chance) / len(chance):.0%} of the time.")
