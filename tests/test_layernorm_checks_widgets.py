@@ -4,12 +4,13 @@ import pytest
 import torch
 
 from helpers.checks.base import ExerciseError
-from helpers.checks.layernorm import check_layer_norm
+from helpers.checks.layernorm import check_layer_norm, check_layer_norm_grad, check_std_after
 from helpers.model.layernorm import layer_norm
 
 
 def right(x, g, b, eps):
-    return layer_norm(x, g, b, eps)
+    mu = x.mean(0, keepdim=True)
+    return (x - mu) / torch.sqrt(((x - mu) ** 2).mean(0, keepdim=True) + eps) * g[:, None] + b[:, None]
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -40,6 +41,100 @@ def test_right_answer_and_unwritten():
 
     with pytest.raises(ExerciseError, match="not written yet"):
         check_layer_norm(todo)
+
+
+@pytest.mark.parametrize("helper", [
+    lambda x, g, b, eps: layer_norm(x, g, b, eps),
+    lambda x, g, b, eps: torch.nn.functional.layer_norm(x.mT, (x.shape[0],), g, b, eps).mT,
+])
+def test_layer_norm_refuses_the_one_liners(helper):
+    with pytest.raises(ExerciseError, match="does the whole exercise in one call"):
+        check_layer_norm(helper)
+
+
+# --- exercise 7.2: the spread after LayerNorm, with eps ------------------------------------------------------
+
+def test_std_after_right_answers():
+    assert check_std_after(lambda var, eps: torch.sqrt(var / (var + eps)))
+    assert check_std_after(lambda var, eps: var.sqrt() / (var + eps).sqrt())
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda var, eps: var / (var + eps), "its square root"),
+    (lambda var, eps: var.sqrt() / (var.sqrt() + eps), "outside the square root"),
+    (lambda var, eps: torch.ones_like(var), "std exactly 1"),
+    (lambda var, eps: torch.sqrt((var + eps) / var.clamp(min=1e-300)), "Upside down"),
+    (lambda var, eps: var.sqrt() / var.sqrt(), "NaN for var = 0"),
+    (lambda var, eps: torch.sqrt(var / (var + eps)).mean(), "one number"),
+    (lambda var, eps: torch.sqrt(var / (var + 1e-5)), "with eps = 0.01"),
+    (lambda var, eps: torch.sqrt(var / (var + eps))[:3], "shape"),
+    (lambda var, eps: (var > 0).int(), "integer"),
+    (lambda var, eps: None, "None"),
+])
+def test_std_after_mistakes_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        check_std_after(wrong)
+
+
+def test_std_after_refuses_normalising_a_test_column():
+    from helpers.model.layernorm import normalize
+
+    def measured(var, eps):
+        col = torch.tensor([-1.0, 1.0])[:, None] * var.sqrt()
+        return normalize(col, eps).std(0, unbiased=False)
+    with pytest.raises(ExerciseError, match="calls helpers.model.layernorm.normalize"):
+        check_std_after(measured)
+
+
+# --- exercise 7.3: the gradient through LayerNorm -------------------------------------------------------------
+
+def ln_grad(x, gamma, eps, g, with_mu=True, with_sigma=True, with_gamma=True, over_sigma=True, dim=0):
+    mean = lambda t: t.mean(dim, keepdim=True)  # noqa: E731
+    mu = mean(x)
+    sigma = torch.sqrt(mean((x - mu) ** 2) + eps)
+    x_hat = (x - mu) / sigma
+    h = g * gamma[:, None] if with_gamma else g
+    out = h - (mean(h) if with_mu else 0) - (x_hat * mean(h * x_hat) if with_sigma else 0)
+    return out / sigma if over_sigma else out
+
+
+def test_layer_norm_grad_right_answer():
+    assert check_layer_norm_grad(ln_grad)
+    assert check_layer_norm_grad(lambda *a: ln_grad(*a).float())   # float32 is close enough
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, with_mu=False, with_sigma=False), "constants"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, with_sigma=False), "sigma depends on x too"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, with_mu=False), "mu depends on x too"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, with_gamma=False), "gamma is missing"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, over_sigma=False), "divide the whole thing by sigma"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, dim=-1), "each row"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) + 1, "all-ones direction"),
+    (lambda x, gm, eps, g: torch.where(x.abs() > 20, 0.0, ln_grad(x, gm, eps, g)), "size ~30"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g)[:, :2], "shape"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) * float("nan"), "NaN"),
+    (lambda x, gm, eps, g: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_layer_norm_grad_mistakes_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        check_layer_norm_grad(wrong)
+
+
+def test_layer_norm_grad_refuses_autograd():
+    def auto(x, gamma, eps, g):
+        x = x.clone().requires_grad_(True)
+        layer_norm(x, gamma, torch.zeros_like(gamma), eps).backward(g)
+        return x.grad
+
+    def auto2(x, gamma, eps, g):
+        x = x.clone().requires_grad_(True)
+        mu = x.mean(0, keepdim=True)
+        y = (x - mu) / torch.sqrt(((x - mu) ** 2).mean(0, keepdim=True) + eps) * gamma[:, None]
+        return torch.autograd.grad(y, x, g)[0]
+    for fn in (auto, auto2):
+        with pytest.raises(ExerciseError, match="calls torch.autograd"):
+            check_layer_norm_grad(fn)
 
 
 def test_layernorm_explorer_moves_only_with_gamma_beta():

@@ -1,4 +1,5 @@
-"""Notebook 07: write LayerNorm for column vectors."""
+"""Notebook 07: write LayerNorm for column vectors; what ε does to the output's spread; the gradient through
+LayerNorm by hand, checked against autograd."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ from typing import Callable
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
+from helpers.checks.base import (ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, passed,
+                                 tensor_result)
 from helpers.model.layernorm import layer_norm, normalize
+
+
+_FORBID_NORMALIZE = ("helpers.model.layernorm.normalize", "helpers.model.layernorm.layer_norm",
+                     "torch.nn.functional.layer_norm")
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
@@ -24,12 +30,12 @@ def check_layer_norm(fn: Callable) -> bool:
     beta = torch.randn(d_model, generator=g)
     eps = 1e-5
     what = "your layer_norm(x, gamma, beta, eps)"
-    out = as_tensor(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, what=what), what)
+    out = as_tensor(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, what=what, forbid=_FORBID_NORMALIZE), what)
     expect_shape(out, (d_model, n), what, "LayerNorm keeps the shape of x: one normalised column per position.")
     want = layer_norm(x, gamma, beta, eps)
     if _close(out, want):
         const = torch.ones(d_model, 2) * 5.0  # a column whose entries are all equal: sigma = 0
-        c_out = as_tensor(call(fn, const, gamma, beta, eps, what=what), what)
+        c_out = as_tensor(call(fn, const, gamma, beta, eps, what=what, forbid=_FORBID_NORMALIZE), what)
         if not torch.isfinite(c_out).all():
             raise ExerciseError("Right on ordinary input, but a column whose entries are all equal gives NaN or inf: "
                                 "sigma is 0 there. Divide by sqrt(variance + eps), with eps inside the square root.")
@@ -65,3 +71,128 @@ def check_layer_norm(fn: Callable) -> bool:
                         f"after them, your output's columns have means {[round(float(v), 2) for v in m]} and stds "
                         f"{[round(float(v), 2) for v in s]}. Check: mean and variance per column (dim 0), "
                         f"(x - mu) / sqrt(var + eps), then * gamma[:, None] + beta[:, None].")
+
+
+# --- exercise 7.2: what epsilon does to the spread ---------------------------------------------------------
+
+@exercise(answered_by=())
+def check_std_after(fn: Callable) -> bool:
+    """fn(var, eps) with var a tensor of variances (any shape) -> the standard deviation of normalize(x) for a
+    column x of that (biased) variance: sqrt(var / (var + eps)), 0 for a constant column."""
+    what = "your std_after(var, eps)"
+    var = torch.tensor([0.0, 1e-8, 1e-6, 1e-5, 1.2e-4, 3e-3, 1.0, 250.0], dtype=torch.float64)
+    out = call(fn, var.clone(), 1e-5, what=what, forbid=_FORBID_NORMALIZE)
+    out = as_tensor(out, what)
+    if out.numel() == 1 and var.numel() > 1:
+        raise ExerciseError(f"{what} returned one number for {var.numel()} variances: compute it entry by entry "
+                            "(tensor arithmetic and torch.sqrt work on every entry at once), not with a sum or a mean.")
+    expect_shape(out, tuple(var.shape), what, "One standard deviation per variance: the same shape as var.")
+    if torch.isnan(out.double()).any() and bool(torch.isnan(out.double())[0]):
+        raise ExerciseError(f"{what} gives NaN for var = 0 (a column whose entries are all equal): 0/0 somewhere. "
+                            "With eps under the square root nothing divides by zero: the answer there is 0.")
+    got = expect_real(out, what)
+    for eps in (1e-5, 1e-2):
+        want = torch.sqrt(var / (var + eps))
+        got = expect_real(as_tensor(call(fn, var.clone(), eps, what=what, forbid=_FORBID_NORMALIZE), what), what)
+        if got.shape != var.shape:
+            expect_shape(got, tuple(var.shape), what)
+        if torch.allclose(got, want, rtol=1e-4, atol=1e-6):
+            continue
+        sd = var.sqrt()
+        mistakes = [
+            (var / (var + eps), "That is the *variance* after normalising, var / (var + eps). The question asks for "
+                                "the standard deviation: its square root."),
+            (sd / (sd + eps), "eps sits outside the square root. LayerNorm divides by sqrt(var + eps), not by "
+                              "sqrt(var) + eps: the output's std is sqrt(var) / sqrt(var + eps)."),
+            (torch.ones_like(var), "Without eps every column would come out with std exactly 1, but eps is there: "
+                                   "a column of variance var is divided by sqrt(var + eps), not sqrt(var)."),
+            (torch.sqrt(var + eps) / sd.clamp(min=1e-300), "Upside down: the output's std is sqrt(var) / "
+                                                           "sqrt(var + eps), which is at most 1."),
+        ]
+        live = var > 0                      # (at var = 0 a wrong formula may give anything)
+        for wrong, message in mistakes:
+            if torch.allclose(got[live], wrong.double()[live], rtol=1e-4, atol=1e-6):
+                raise ExerciseError(message)
+        i = int((got - want).abs().argmax())
+        raise ExerciseError(f"{what} with eps = {eps:g}: for var = {float(var[i]):g} it gives {float(got[i]):.4g}, "
+                            f"but the normalised column has std {float(want[i]):.4g}. Subtracting the mean leaves "
+                            "the std at sqrt(var); dividing by sqrt(var + eps) divides it by that.")
+    return passed("std_after is right: the std after LayerNorm is sqrt(var / (var + eps)) — 1 for ordinary "
+                  "columns, 0 for a constant one, and about 0.96 when var is twelve times eps.")
+
+
+# --- exercise 7.3: the gradient through LayerNorm -------------------------------------------------------
+
+_FORBID_AUTOGRAD = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.vjp",
+                    "torch.autograd.functional.jacobian")
+
+
+def _ln_reference(x, gamma, beta, eps, g, dim=0):
+    x = x.double().detach().requires_grad_(True)
+    mu = x.mean(dim, keepdim=True)
+    y = (x - mu) / torch.sqrt(((x - mu) ** 2).mean(dim, keepdim=True) + eps)
+    y = y * gamma.double()[:, None] + beta.double()[:, None]
+    (grad,) = torch.autograd.grad(y, x, g.double())
+    return grad
+
+
+@exercise(answered_by=())
+def check_layer_norm_grad(fn: Callable) -> bool:
+    """fn(x, gamma, eps, g) with x, g (d_model, n) and gamma (d_model,) -> dL/dx (d_model, n), where g = dL/dy
+    and y = LayerNorm(x) column by column; computed by hand, compared with autograd."""
+    gen = torch.Generator().manual_seed(73)
+    d_model, n, eps = 7, 3, 1e-5
+    x = (torch.randn(d_model, n, generator=gen) * 2 + 1).double()
+    gamma = (torch.rand(d_model, generator=gen) + 0.5).double()
+    beta = torch.randn(d_model, generator=gen).double()
+    g = torch.randn(d_model, n, generator=gen).double()
+    what = "your layer_norm_grad(x, gamma, eps, g)"
+    out = call(fn, x.clone(), gamma.clone(), eps, g.clone(), what=what, forbid=_FORBID_AUTOGRAD)
+    got = tensor_result(out, (d_model, n), what, "dL/dx has the shape of x: one column per position.")
+    want = _ln_reference(x, gamma, beta, eps, g)
+    if torch.allclose(got, want, rtol=1e-4, atol=1e-6):
+        # a second case: other sizes, a large input, gamma with negative entries
+        x2 = torch.randn(5, 4, generator=gen).double() * 30 - 7
+        gamma2, g2 = torch.randn(5, generator=gen).double(), torch.randn(5, 4, generator=gen).double()
+        got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), what=what, forbid=_FORBID_AUTOGRAD),
+                             (5, 4), what)
+        if not torch.allclose(got2, _ln_reference(x2, gamma2, torch.zeros(5), eps, g2), rtol=1e-4, atol=1e-6):
+            raise ExerciseError(f"{what} is right on the first test but not on a (5, 4) input of size ~30 with some "
+                                "negative gamma: is a size or a value of the first case written into the code?")
+        return passed("layer_norm_grad is right, and equals autograd's: dL/dx = (h - mean(h) - x_hat mean(h x_hat)) "
+                      "/ sigma with h = gamma * g, column by column.")
+    mu = x.mean(0, keepdim=True)
+    sigma = torch.sqrt(((x - mu) ** 2).mean(0, keepdim=True) + eps)
+    x_hat = (x - mu) / sigma
+    h = g * gamma[:, None]
+    mean = lambda t: t.mean(0, keepdim=True)  # noqa: E731
+    no_gamma = (g - mean(g) - x_hat * mean(g * x_hat)) / sigma
+    mistakes = [
+        (h / sigma, "You treated mu and sigma as constants: dL/dx = gamma * g / sigma is only the first of three "
+                    "terms. mu and sigma are computed from x too, so moving one entry of x moves them: subtract "
+                    "mean(h) (through mu) and x_hat * mean(h * x_hat) (through sigma), with h = gamma * g."),
+        ((h - mean(h)) / sigma, "The mean's part is there, but sigma depends on x too: subtract "
+                                "x_hat * mean(h * x_hat) as well (h = gamma * g)."),
+        ((h - x_hat * mean(h * x_hat)) / sigma, "The sigma part is there, but mu depends on x too: subtract mean(h) "
+                                                "as well (h = gamma * g)."),
+        (no_gamma, "gamma is missing: y = x_hat * gamma + beta, so the gradient reaching x_hat is h = gamma * g, "
+                   "not g."),
+        (h - mean(h) - x_hat * mean(h * x_hat), "Almost: divide the whole thing by sigma = sqrt(var + eps) (x_hat is "
+                                                "(x - mu) / sigma, so every path to x goes through 1 / sigma)."),
+    ]
+    # rows instead of columns: LayerNorm over the n positions (dim -1), gamma still one per row
+    xr = x.detach().requires_grad_(True)
+    mur = xr.mean(-1, keepdim=True)
+    yr = (xr - mur) / torch.sqrt(((xr - mur) ** 2).mean(-1, keepdim=True) + eps) * gamma[:, None]
+    (rows,) = torch.autograd.grad(yr, xr, g)
+    mistakes.append((rows, "You normalised each row (over the n positions, dim -1). In the post a position is a "
+                          "column x_i of d_model numbers: every mean is over dim 0."))
+    for wrong, message in mistakes:
+        if torch.allclose(got, wrong, rtol=1e-4, atol=1e-6):
+            raise ExerciseError(message)
+    ones = float((got.sum(0)).abs().max())
+    extra = (" Your columns do not sum to 0, but they should: adding the same number to every entry of x leaves "
+             "LayerNorm(x) unchanged, so dL/dx has no component along the all-ones direction." if ones > 1e-6 else "")
+    raise ExerciseError(f"Not the gradient yet: the largest difference from autograd is "
+                        f"{float((got - want).abs().max()):.3g}.{extra} With h = gamma * g and everything per "
+                        "column: dL/dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sigma.")

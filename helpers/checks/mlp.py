@@ -121,7 +121,8 @@ def _neuron_list(out, d_mlp: int, what: str) -> list[int]:
     try:
         t = torch.as_tensor(out if not isinstance(out, (set, tuple)) else list(out))
     except Exception:
-        raise ExerciseError(f"{what} should return a list of neuron numbers (ints), got {type(out).__name__}.") from None
+        raise ExerciseError(f"{what} should return a list of neuron numbers (ints), "
+                            f"got {type(out).__name__}.") from None
     if t.dtype == torch.bool:
         raise ExerciseError(f"{what} returned booleans; return the neurons' numbers (for example "
                             "`mask.nonzero().flatten().tolist()`).")
@@ -172,8 +173,9 @@ def check_fact_neurons(fn: Callable) -> bool:
             if len(neurons) <= 3 and float(push[neurons].sum()) < 0:
                 raise ExerciseError(
                     f"On the fact '{fact}' (a model the check trained on a table of its own), zeroing neurons "
-                    f"{neurons} leaves the right colour first: those neurons push it *down* (z_j W_U[answer] . W_2[:, j] "
-                    "< 0). Take the neurons with the largest positive push, not the most negative.")
+                    f"{neurons} leaves the right colour first: those neurons push it *down* "
+                    "(z_j W_U[answer] . W_2[:, j] < 0). Take the neurons with the largest positive push, not the "
+                    "most negative.")
             raise ExerciseError(
                 f"On the fact '{fact}' (a model the check trained on a table of its own), zeroing neurons {neurons} "
                 "leaves the right colour first: the set is not enough to flip the fact. Keep adding neurons, in "
