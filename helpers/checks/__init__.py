@@ -11,6 +11,7 @@ attention.py  notebooks 03-05: single-query attention, the causal softmax*, mult
 mlp.py        notebook 06: the MLP's two equations, the few neurons one fact needs (an ablation)
 layernorm.py  notebook 07: LayerNorm for column vectors, what ε does to a quiet column, the gradient by hand
 params.py     notebook 08: the parameter count of a model from its Config
+training.py   notebook 08: one training step (forward, next-token loss, backward, step, zero_grad)
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
 circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost of attention
 """
@@ -22,5 +23,6 @@ from helpers.checks.attention import check_causal_softmax, check_multi_head_outp
 from helpers.checks.mlp import check_fact_neurons, check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm, check_layer_norm_grad, check_std_after  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
+from helpers.checks.training import check_train_step  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
 from helpers.checks.circuits import check_attention_mults, check_k_composition, check_ov_circuit  # noqa: F401
