@@ -1,0 +1,84 @@
+"""Notebook 08's exercise 8.2: one training step, checked against a reference step (right answers, the usual
+mistakes, bad returns, the refused helper)."""
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from helpers.checks.base import ExerciseError
+from helpers.checks.training import check_train_step
+
+
+def step(model, optimizer, batch, *, targets=None, reduction="mean", backward=True, do_step=True, zero=True,
+         opt=None):
+    opt = opt(model) if opt else optimizer
+    logits = model(batch[:, :-1])
+    loss = F.cross_entropy(logits, batch[:, 1:] if targets is None else targets(batch), reduction=reduction)
+    if backward:
+        loss.backward()
+    if do_step:
+        opt.step()
+    if zero:
+        opt.zero_grad()
+    return loss.item()
+
+
+def zero_first(model, optimizer, batch):
+    optimizer.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+    loss.backward()
+    optimizer.step()
+    return loss                      # a one-element tensor is a number too
+
+
+def test_right_answers():
+    assert check_train_step(step)
+    assert check_train_step(zero_first)
+
+
+def loss_after(model, optimizer, batch):
+    step(model, optimizer, batch)
+    return F.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda m, o, b: step(m, o, b, targets=lambda b: b[:, :-1]), "against its own token"),
+    (lambda m, o, b: step(m, o, b, reduction="sum"), "the \\*sum\\*"),
+    (lambda m, o, b: step(m, o, b, do_step=False), "did not change the model"),
+    (lambda m, o, b: step(m, o, b, backward=False), "did not change the model"),
+    (lambda m, o, b: step(m, o, b, zero=False), "adds\\* the new gradients"),
+    (lambda m, o, b: step(m, o, b, opt=lambda m: torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.1)),
+     "creating a new optimizer"),
+    (lambda m, o, b: step(m, o, b, opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.1)), "optimizer you were given"),
+    (loss_after, "before the step"),
+    (lambda m, o, b: m(b), "n_ctx is 6"),
+    (lambda m, o, b: None, "got NoneType"),
+    (lambda m, o, b: float("nan"), "nan"),
+    (lambda m, o, b: torch.ones(3), "one number"),
+])
+def test_mistakes_are_explained(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        check_train_step(wrong)
+
+
+def test_the_loss_helper_is_refused():
+    def with_helper(model, optimizer, batch):
+        loss = model.loss(batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.item()
+
+    def with_evaluate(model, optimizer, batch):
+        from helpers.train import evaluate
+        return evaluate(model, batch.flatten())
+    for fn in (with_helper, with_evaluate):
+        with pytest.raises(ExerciseError, match="calls model.loss"):
+            check_train_step(fn)
+
+
+def test_unwritten_says_so():
+    def train_step(model, optimizer, batch):
+        raise NotImplementedError()
+    with pytest.raises(ExerciseError, match="not written yet"):
+        check_train_step(train_step)
