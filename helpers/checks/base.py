@@ -21,6 +21,11 @@ LIMIT = 10.0  # seconds one call of a learner's function may take; every check c
 class ExerciseError(AssertionError):
     """The learner's answer is not right yet; the message says why and what to try."""
 
+    def _render_traceback_(self) -> list[str]:
+        """In Jupyter (IPython asks exceptions for this), show the message alone, in red, instead of a
+        traceback through the check's code; the cell still fails, so nbgrader scores it 0."""
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+
 
 def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
     """Mark a ``check_*`` function as an exercise's check.
@@ -189,10 +194,3 @@ def passed(message: str) -> bool:
     print(f"✔ {message}")
     return True
 
-
-def show_briefly(shell) -> None:
-    """In Jupyter, show an ``ExerciseError`` as its message alone (in red), not a traceback through
-    the check's code; the cell still fails, so nbgrader scores it 0. ``helpers.setup()`` calls this."""
-    def brief(self, etype, value, tb, tb_offset=None):
-        return [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
-    shell.set_custom_exc((ExerciseError,), brief)
