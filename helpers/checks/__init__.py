@@ -5,8 +5,9 @@ explains the most likely mistake in the post's terms. Nothing else in ``helpers`
 Each ``check_*`` returns True when the answer is right and raises ``ExerciseError`` (with a
 message, never a deep torch traceback) when it is not.
 
-ngrams.py   notebook 01: normalising bigram counts
-softmax.py  notebook 02: a numerically stable softmax
+ngrams.py     notebook 01: normalising bigram counts, held-out cross-entropy, add-k smoothing
+softmax.py    notebook 02: a numerically stable softmax
+zero_layer.py notebook 02: the loss's gradient with respect to the logits, a zero-layer training loop
 attention.py  notebooks 03-05: single-query attention, the causal softmax*, multi-head output
 mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
@@ -16,8 +17,9 @@ circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost 
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
-from helpers.checks.ngrams import check_bigram_table  # noqa: F401
+from helpers.checks.ngrams import check_add_k_loss, check_bigram_table, check_heldout_cross_entropy  # noqa: F401
 from helpers.checks.softmax import check_softmax  # noqa: F401
+from helpers.checks.zero_layer import check_logit_grad, check_train_zero_layer  # noqa: F401
 from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401
 from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
