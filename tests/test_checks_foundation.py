@@ -1,7 +1,6 @@
 """The exercise checks of notebooks 01-02 accept right answers and explain typical wrong ones."""
 
 import pytest
-import torch
 
 from helpers import checks
 from helpers.checks import ExerciseError
