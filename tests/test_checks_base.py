@@ -7,8 +7,7 @@ import time
 import pytest
 import torch
 
-from helpers.checks.base import (ExerciseError, call, exercise, number_result, passed, show_briefly,
-                                 tensor_result)
+from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
 from helpers.softmax import softmax as renamed_softmax
 
 
@@ -92,11 +91,41 @@ def test_exercise_records_the_helpers_that_answer_it():
 
 
 def test_in_jupyter_a_failed_check_shows_its_message_alone():
-    class Shell:
-        def set_custom_exc(self, types, handler):
-            self.types, self.handler = types, handler
-    shell = Shell()
-    show_briefly(shell)
-    assert shell.types == (ExerciseError,)
-    lines = shell.handler(shell, ExerciseError, ExerciseError("the columns must sum to 1"), None)
-    assert len(lines) == 1 and lines[0].endswith("ExerciseError\x1b[0m: the columns must sum to 1")
+    """IPython asks an exception for _render_traceback_ before formatting a traceback."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    shell = InteractiveShell.instance()
+    try:
+        shell._showtraceback = lambda etype, value, stb: shown.append(stb)
+        try:
+            raise ExerciseError("the columns must sum to 1")
+        except ExerciseError:
+            shell.showtraceback()
+    finally:
+        InteractiveShell.clear_instance()
+    assert shown == [["\x1b[0;31mExerciseError\x1b[0m: the columns must sum to 1"]]
+
+
+def test_in_jupyter_an_unwritten_exercise_is_reported_on_stderr_and_a_wrong_one_raises(capsys):
+    """So "Run All" on a fresh learner copy runs to the end; nbgrader scores stderr in a check cell 0."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    @exercise(answered_by=())
+    def check_double(fn):
+        if call(fn, 2, what="double(2)") != 4:
+            raise ExerciseError("double(2) should be 4")
+        return passed("ok")
+
+    def todo(x):
+        raise NotImplementedError()
+    with pytest.raises(ExerciseError, match="not written yet"):   # outside Jupyter: raised
+        check_double(todo)
+    InteractiveShell.instance()
+    try:
+        assert check_double(todo) is None
+        assert "✗ double(2): not written yet" in capsys.readouterr().err
+        with pytest.raises(ExerciseError, match="should be 4"):
+            check_double(lambda x: x)
+    finally:
+        InteractiveShell.clear_instance()
