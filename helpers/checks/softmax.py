@@ -8,7 +8,8 @@ from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect
 
 # the one-call answers: the series' helper and torch's own functions (base.call's profiler does not see
 # the method x.softmax(0): a bound built-in method is a new object at every call)
-SOFTMAXES = ("helpers.softmax.softmax", "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax")
+SOFTMAXES = ("helpers.softmax.softmax", "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
+             "torch.Tensor.softmax")
 
 
 @exercise(answered_by=("helpers.softmax.softmax",))
