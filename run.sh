@@ -91,6 +91,8 @@ ensure_editable() {
   fi
 }
 
+NBGRADER_SERVER_EXTENSIONS="formgrader validate_assignment assignment_list course_list"
+
 setup() {
   local stamp want v torch_now
   want=$(cat requirements.txt pyproject.toml | sha256 | cut -d' ' -f1)
@@ -137,6 +139,14 @@ Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VE
       quiet_pip install --quiet --no-deps --ignore-requires-python "$pin"
     done
   fi
+  # nbgrader comes with the series for instructors (README, "Teaching with it"); its menus and grading server
+  # stay out of the learners' JupyterLab and Notebook (and their start-up) until an instructor turns them on
+  "$VENV/bin/jupyter" labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 \
+    || die "could not switch off nbgrader's JupyterLab extension"
+  for ext in $NBGRADER_SERVER_EXTENSIONS; do
+    "$VENV/bin/jupyter" server extension disable --sys-prefix "nbgrader.server_extensions.$ext" >/dev/null 2>&1 \
+      || die "could not switch off nbgrader's $ext server extension"
+  done
   rm -f "$VENV/.gt-clone"
   ensure_editable
   echo "$want" > "$stamp"

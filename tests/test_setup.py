@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,14 @@ def test_run_sh_refuses_a_folder_that_is_not_a_virtual_environment(tmp_path):
     assert r.returncode != 0
     assert "precious exists and is not a virtual environment" in r.stderr
     assert (tmp_path / "precious" / "notes.txt").read_text() == "keep me"
+
+
+def test_nbgrader_stays_out_of_the_learners_jupyter():
+    """run.sh setup installs nbgrader for instructors but switches its menus and grading server off
+    (README, "Teaching with it", says how to turn them on)."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    out = subprocess.run([str(jupyter), "server", "extension", "list"], capture_output=True, text=True)
+    listed = re.findall(r"(nbgrader\.server_extensions\.\w+) \S*(enabled|disabled)", out.stdout + out.stderr)
+    assert listed and all(state == "disabled" for _, state in listed), listed
+    out = subprocess.run([str(jupyter), "labextension", "list"], capture_output=True, text=True)
+    assert re.search(r"@jupyter/nbgrader v[\d.]+ \S*disabled", out.stdout + out.stderr)
