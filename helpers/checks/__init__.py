@@ -12,7 +12,7 @@ mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
 params.py     notebook 08: the parameter count of a model from its Config
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
-circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost of attention
+circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
@@ -24,4 +24,4 @@ from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
-from helpers.checks.circuits import check_attention_mults, check_k_composition, check_ov_circuit  # noqa: F401
+from helpers.checks.circuits import check_causal_mults, check_head_circuits, check_k_composition  # noqa: F401
