@@ -7,7 +7,8 @@ message, never a deep torch traceback) when it is not.
 
 ngrams.py   notebook 01: normalising bigram counts
 softmax.py  notebook 02: a numerically stable softmax
-attention.py  notebooks 03-05: single-query attention, the causal softmax*, multi-head output
+attention.py  notebooks 03-04: single-query attention, a token hidden from it, every score, causal attention
+heads.py      notebook 05: a multi-head layer without a loop over heads, a head switched off by hand
 mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
 params.py     notebook 08: the parameter count of a model from its Config
@@ -18,7 +19,8 @@ circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost 
 from helpers.checks.base import ExerciseError  # noqa: F401
 from helpers.checks.ngrams import check_bigram_table  # noqa: F401
 from helpers.checks.softmax import check_softmax  # noqa: F401
-from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401
+from helpers.checks.attention import check_all_scores, check_causal_attention, check_hide_token, check_single_query  # noqa: F401
+from helpers.checks.heads import check_attention_layer, check_prob_without_head  # noqa: F401
 from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
