@@ -26,7 +26,6 @@ def setup(seed: int = 0, threads: int | None = None) -> dict:
         raise ValueError(f"threads must be at least 1, got {threads}")
     torch.set_num_threads(threads)
     seed_everything(seed)
-    _brief_exercise_errors()
     return {"seed": seed, "threads": torch.get_num_threads(), "torch": torch.__version__}
 
 
@@ -36,15 +35,3 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
 
-
-def _brief_exercise_errors() -> None:
-    """In a Jupyter kernel, an exercise check that fails shows its message, not a traceback."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # plain Python: nothing to set up
-        return
-    shell = get_ipython()
-    if shell is not None:
-        from helpers.checks.base import show_briefly
-
-        show_briefly(shell)

@@ -105,3 +105,10 @@ def test_learner_copy_clears_solutions_and_each_check_says_so(path):
         namespace |= {name: None for name in code.co_names if name not in namespace and not hasattr(builtins, name)}
         with pytest.raises(ExerciseError, match="not written yet"):
             exec(code, namespace)
+
+
+def test_readme_lists_every_exercise():
+    """The instructor table (README, "Every exercise") is the one the notebooks' headings give."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = nbtool.exercise_table(NOTEBOOKS)
+    assert nbtool.readme_with_table(readme, table) == readme, "run: python tools/notebooks.py exercises --write"

@@ -8,7 +8,8 @@ unchanged. Installing needs the network, so it happens there and never here (thi
 
 Here, for each such Python: the environment holds exactly the pins of requirements.txt for that Python and
 this clone's helpers, `pip check` is content, and the unit tests (without the browser tests and the slow
-notebook-repeating ones) plus notebook 01 through nbval pass inside it, with the project's pytest options.
+notebook-repeating ones) plus notebook 01 through nbval pass inside it, with the project's pytest options;
+nbgrader releases and grades notebook 01's exercises there too (tests/test_exercises.py, on 01 only).
 Without CI=true or GT_PYTHONS this test skips (learners don't pay for it); so it does where a Python is not
 installed, or, outside CI, where its environment was not prepared. Under CI=true a missing or broken
 environment fails.
@@ -39,6 +40,7 @@ THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 NOT_THERE = ["tests/browser", "tests/test_pythons.py",
              "tests/test_determinism.py", "tests/test_seeds.py"]  # these run notebooks again or train over seeds
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
+EXERCISES = "01"  # tests/test_exercises.py grades only this notebook with nbgrader there
 TIMEOUT = 900  # s, for the whole run inside one environment
 
 
@@ -123,7 +125,7 @@ def prepared_venv(version: str) -> Path:
 def test_other_python_sets_up_and_passes(version, tmp_path):
     venv = prepared_venv(version)
     py = str(venv / "bin" / "python")
-    env = dict(os.environ, GT_VENV=str(venv), GT_THREADS="1", MPLBACKEND="Agg")
+    env = dict(os.environ, GT_VENV=str(venv), GT_THREADS="1", MPLBACKEND="Agg", GT_EXERCISE_NOTEBOOKS=EXERCISES)
 
     # the right Python, exactly the pins of requirements.txt for it, and this clone's helpers
     probe = ("import sys, json, importlib.metadata as m, helpers\n"

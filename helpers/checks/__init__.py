@@ -1,6 +1,5 @@
 """Auto-checked exercises: ``check_<exercise>(fn)`` runs a learner's function on test inputs and
-explains the most likely mistake in the post's terms. Nothing else in ``helpers`` imports this
-(``helpers.setup()`` only asks ``base.show_briefly`` to show a failed check as its message).
+explains the most likely mistake in the post's terms. Nothing else in ``helpers`` imports this.
 
 Each ``check_*`` returns True when the answer is right and raises ``ExerciseError`` (with a
 message, never a deep torch traceback) when it is not.

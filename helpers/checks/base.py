@@ -4,6 +4,7 @@ answer an exercise (so a test can make sure the learner copy never shows them be
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import signal
@@ -21,6 +22,20 @@ LIMIT = 10.0  # seconds one call of a learner's function may take; every check c
 class ExerciseError(AssertionError):
     """The learner's answer is not right yet; the message says why and what to try."""
 
+    def _render_traceback_(self) -> list[str]:
+        """In Jupyter (IPython asks exceptions for this), show the message alone, in red, instead of a
+        traceback through the check's code; the cell still fails, so nbgrader scores it 0."""
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+
+
+class NotWrittenYet(ExerciseError):
+    """The learner's function still raises NotImplementedError (the learner copy as handed out)."""
+
+
+def _in_jupyter() -> bool:
+    shell = sys.modules.get("IPython")
+    return shell is not None and shell.get_ipython() is not None
+
 
 def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
     """Mark a ``check_*`` function as an exercise's check.
@@ -28,10 +43,23 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
     answered_by: dotted names of the helpers that compute what the exercise asks for (for example
     ``"helpers.ngrams.normalize_columns"``). The learner copy must not call them above the exercise:
     ``tests/test_exercises.py`` traces every call a notebook cell makes to them.
+
+    In Jupyter, an exercise not written yet is reported on stderr instead of raised, so "Run All" on a
+    fresh learner copy runs to the end; nbgrader still scores such a cell 0 (it counts stderr as failing).
+    A wrong answer always raises. Outside Jupyter (tests, scripts) both raise.
     """
     def mark(check: Callable) -> Callable:
-        check.answered_by = tuple(answered_by)
-        return check
+        @functools.wraps(check)
+        def run(*args, **kwargs):
+            try:
+                return check(*args, **kwargs)
+            except NotWrittenYet as e:
+                if not _in_jupyter():
+                    raise
+                print(f"✗ {e}", file=sys.stderr)
+                return None
+        run.answered_by = tuple(answered_by)
+        return run
     return mark
 
 
@@ -118,7 +146,7 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
         with _time_limit(limit), _watching(forbid, seen):
             out = fn(*args)
     except NotImplementedError:
-        raise ExerciseError(f"{what}: not written yet — replace the `raise NotImplementedError()` line "
+        raise NotWrittenYet(f"{what}: not written yet — replace the `raise NotImplementedError()` line "
                             "with your code, run that cell, then run this one.") from None
     except _TooLong:
         raise ExerciseError(f"{what} ran for more than {limit:.0f} s on a tiny input and was stopped. "
@@ -189,10 +217,3 @@ def passed(message: str) -> bool:
     print(f"✔ {message}")
     return True
 
-
-def show_briefly(shell) -> None:
-    """In Jupyter, show an ``ExerciseError`` as its message alone (in red), not a traceback through
-    the check's code; the cell still fails, so nbgrader scores it 0. ``helpers.setup()`` calls this."""
-    def brief(self, etype, value, tb, tb_offset=None):
-        return [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
-    shell.set_custom_exc((ExerciseError,), brief)

@@ -1,0 +1,131 @@
+"""What every exercise check relies on (helpers/checks/base.py): a learner's function that raises, hangs,
+returns the wrong kind of thing, or calls the helper it was meant to replace gets one plain sentence."""
+
+import math
+import time
+
+import pytest
+import torch
+
+from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
+from helpers.softmax import softmax as renamed_softmax
+
+
+def test_a_function_that_is_not_written_yet():
+    def todo(x):
+        raise NotImplementedError()
+    with pytest.raises(ExerciseError, match="not written yet"):
+        call(todo, 1, what="f(x)")
+
+
+def test_a_crash_becomes_one_sentence_naming_the_error():
+    with pytest.raises(ExerciseError, match=r"f\(x\) raised ZeroDivisionError: division by zero") as e:
+        call(lambda x: x / 0, 1, what="f(x)")
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
+def test_a_function_that_runs_too_long_is_stopped():
+    start = time.perf_counter()
+    with pytest.raises(ExerciseError, match="more than 1 s"):
+        call(lambda: time.sleep(30), what="f()", limit=1)
+    assert time.perf_counter() - start < 10
+
+
+def test_passing_the_result_instead_of_the_function():
+    with pytest.raises(ExerciseError, match="no parentheses"):
+        call(torch.ones(3), what="f(x)")
+
+
+@pytest.mark.parametrize("forbidden, fn", [
+    ("helpers.softmax.softmax", lambda x: renamed_softmax(x, dim=0)),   # imported under another name
+    ("torch.softmax", lambda x: torch.softmax(x, 0)),
+])
+def test_calling_the_helper_the_exercise_replaces_is_refused(forbidden, fn):
+    with pytest.raises(ExerciseError, match=f"calls {forbidden}"):
+        call(fn, torch.randn(4), what="f(x)", forbid=("helpers.softmax.softmax", "torch.softmax"))
+
+
+def test_writing_the_computation_yourself_is_allowed():
+    x = torch.randn(4)
+    out = call(lambda x: x.exp() / x.exp().sum(), x, what="f(x)", forbid=("helpers.softmax.softmax", "torch.softmax"))
+    torch.testing.assert_close(out, torch.softmax(x, 0))
+
+
+@pytest.mark.parametrize("out, message", [
+    (None, "returned None"),
+    ("text", "should return a tensor"),
+    (torch.ones(2, 3), r"shape \(2, 3\), expected \(3, 2\)"),
+    (torch.ones(3, 2, dtype=torch.long), "integer"),
+    (torch.ones(3, 2, dtype=torch.bool), "bool"),
+    (torch.full((3, 2), math.nan), "NaN"),
+    (torch.full((3, 2), math.inf), "infinity"),
+])
+def test_a_returned_tensor_of_the_wrong_kind(out, message):
+    with pytest.raises(ExerciseError, match=message):
+        tensor_result(out, (3, 2), "f(x)")
+
+
+def test_a_right_tensor_comes_back_as_float64():
+    out = tensor_result(torch.ones(3, 2), (3, 2), "f(x)")
+    assert out.dtype == torch.float64
+
+
+@pytest.mark.parametrize("out, message", [
+    (torch.ones(2), "one number"), ("3", "should be a number"), (True, "should be a number"),
+    (math.nan, "nan"), (math.inf, "inf"),
+])
+def test_a_returned_number_of_the_wrong_kind(out, message):
+    with pytest.raises(ExerciseError, match=message):
+        number_result(out, "f(x)")
+
+
+def test_numbers_in_any_form():
+    assert number_result(torch.tensor([2.5]), "f") == 2.5 and number_result(3, "f") == 3.0
+
+
+def test_exercise_records_the_helpers_that_answer_it():
+    @exercise(answered_by=("helpers.softmax.softmax",))
+    def check_x(fn):
+        return passed("ok")
+    assert check_x.answered_by == ("helpers.softmax.softmax",)
+
+
+def test_in_jupyter_a_failed_check_shows_its_message_alone():
+    """IPython asks an exception for _render_traceback_ before formatting a traceback."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    shell = InteractiveShell.instance()
+    try:
+        shell._showtraceback = lambda etype, value, stb: shown.append(stb)
+        try:
+            raise ExerciseError("the columns must sum to 1")
+        except ExerciseError:
+            shell.showtraceback()
+    finally:
+        InteractiveShell.clear_instance()
+    assert shown == [["\x1b[0;31mExerciseError\x1b[0m: the columns must sum to 1"]]
+
+
+def test_in_jupyter_an_unwritten_exercise_is_reported_on_stderr_and_a_wrong_one_raises(capsys):
+    """So "Run All" on a fresh learner copy runs to the end; nbgrader scores stderr in a check cell 0."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    @exercise(answered_by=())
+    def check_double(fn):
+        if call(fn, 2, what="double(2)") != 4:
+            raise ExerciseError("double(2) should be 4")
+        return passed("ok")
+
+    def todo(x):
+        raise NotImplementedError()
+    with pytest.raises(ExerciseError, match="not written yet"):   # outside Jupyter: raised
+        check_double(todo)
+    InteractiveShell.instance()
+    try:
+        assert check_double(todo) is None
+        assert "✗ double(2): not written yet" in capsys.readouterr().err
+        with pytest.raises(ExerciseError, match="should be 4"):
+            check_double(lambda x: x)
+    finally:
+        InteractiveShell.clear_instance()
