@@ -312,3 +312,14 @@ def test_a_wrapped_helper_is_forbidden_by_its_own_code_not_its_wrapper(monkeypat
     assert checks.check_single_query(with_notebook_softmax)
     with pytest.raises(ExerciseError, match="calls helpers.model.attention.single_query, which"):
         checks.check_single_query(lambda x, *W: att.single_query(x, *W).o_n)
+
+
+@pytest.mark.parametrize("check, args", [
+    (checks.check_single_query, ()), (checks.check_hide_token, ()), (checks.check_all_scores, ()),
+    (checks.check_causal_attention, ()), (checks.check_attention_layer, ()), (checks.check_prob_without_head, (None,)),
+])
+def test_an_unwritten_exercise_is_reported_as_not_written_yet(check, args):
+    from helpers.checks.base import NotWrittenYet
+
+    with pytest.raises(NotWrittenYet, match="not written yet"):
+        check(todo, *args)

@@ -38,8 +38,8 @@ def call(fn, *args, what: str, forbid: tuple[str, ...] = ()):
     """``base.call``, with a forbidden helper named as the learner knows it (without ``.__wrapped__``)."""
     try:
         return base.call(fn, *args, what=what, forbid=forbid)
-    except ExerciseError as e:
-        raise ExerciseError(str(e).replace(".__wrapped__", "")) from None
+    except ExerciseError as e:  # keep its type: base.NotWrittenYet is reported differently in Jupyter
+        raise type(e)(str(e).replace(".__wrapped__", "")) from None
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
