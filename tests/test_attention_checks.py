@@ -12,6 +12,7 @@ from helpers.checks.base import ExerciseError
 from helpers.interp.ablation import ablated
 from helpers.model import attention as att
 from helpers.model import checkpoint
+from helpers.model import names
 
 
 def todo(*args):
@@ -240,7 +241,7 @@ def without(edit):
 
 
 def by_hand(cache, h):
-    return cache["x1"][:, -1] - cache["L0.o_heads"][h, :, -1]
+    return cache["x1"][:, -1] - cache[names.key(0, "o_heads")][h, :, -1]
 
 
 def with_the_hook(model, ids, h, target):
@@ -266,8 +267,8 @@ def with_the_helper(model, ids, h, target):
 @pytest.mark.parametrize("fn, message", [
     (without(lambda c, h: c["x1"][:, -1]), "nothing changed"),
     (without(lambda c, h: c["x0"][:, -1]), "removed every head"),
-    (without(lambda c, h: c["x0"][:, -1] + c["L0.o_heads"][h, :, -1]), "kept only head h"),
-    (without(lambda c, h: c["x1"][:, 0] - c["L0.o_heads"][h, :, 0]), "first\\* position"),
+    (without(lambda c, h: c["x0"][:, -1] + c[names.key(0, "o_heads")][h, :, -1]), "kept only head h"),
+    (without(lambda c, h: c["x1"][:, 0] - c[names.key(0, "o_heads")][h, :, 0]), "first\\* position"),
     (without(lambda c, h: by_hand(c, (h + 1) % 4)), "you switched off head"),
     (lambda model, ids, h, target: float((model.unembed.W_U @ by_hand(model.run_with_cache(ids)[1], h))[target]) + 5,
      "not a probability"),

@@ -10,6 +10,7 @@ import torch
 from helpers.checks.base import ExerciseError, as_tensor, exercise, expect_real, expect_shape, number_result, passed
 from helpers.checks.attention import call, innermost
 from helpers.model import attention as att
+from helpers.model import names
 from helpers.softmax import softmax
 
 
@@ -100,7 +101,7 @@ def check_prob_without_head(fn, model) -> bool:
     for case, ids in enumerate(texts):
         h = (case + 1) % H
         _, cache = model.run_with_cache(ids)
-        x0_n, x1_n, o_heads = cache["x0"][:, -1], cache["x1"][:, -1], cache["L0.o_heads"][:, :, -1]
+        x0_n, x1_n, o_heads = cache["x0"][:, -1], cache["x1"][:, -1], cache[names.key(0, "o_heads")][:, :, -1]
         if case % 2:   # a random word, or the model's own favourite
             target = int(torch.randint(0, model.cfg.n_vocab, (1,), generator=torch.Generator().manual_seed(case)))
         else:
@@ -126,7 +127,7 @@ def check_prob_without_head(fn, model) -> bool:
             "you removed every head (x0_n alone); switch off only head h: x1_n - o^h_n.": prob(x0_n),
             "you kept only head h (x0_n + o^h_n); remove it instead and keep the others.": prob(x0_n + o_heads[h]),
             "that is the prediction at the *first* position; the next token is predicted at the last one, "
-            "column n of x1.": prob(cache["x1"][:, 0] - cache["L0.o_heads"][h, :, 0]),
+            "column n of x1.": prob(cache["x1"][:, 0] - cache[names.key(0, "o_heads")][h, :, 0]),
         }
         for g in range(H):
             if g != h:
