@@ -200,10 +200,43 @@ def layer_r(x0, W_Q, W_K, W_V):
     return v @ att.softmax_star(q.mT @ k / math.sqrt(W_Q.shape[1])).mT
 
 
+def layer_broadcast(x0, W_Q, W_K, W_V, W_O):
+    q, k, v = (W @ x0 for W in (W_Q, W_K, W_V))          # a loop over the three weights, not the heads: fine
+    return (W_O @ v @ att.softmax_star(q.mT @ k / math.sqrt(W_Q.shape[1])).mT).sum(0)
+
+
+def one_head(x0, W_Q, W_K, W_V, W_O):
+    """o^h of one head: W_Q (d_head, d_model)."""
+    return W_O @ (W_V @ x0) @ att.softmax_star((W_Q @ x0).T @ (W_K @ x0) / math.sqrt(W_Q.shape[0])).T
+
+
+def layer_loop(x0, W_Q, W_K, W_V, W_O):
+    return sum(one_head(x0, W_Q[h], W_K[h], W_V[h], W_O[h]) for h in range(len(W_Q)))
+
+
+def layer_loop_over_weights(x0, W_Q, W_K, W_V, W_O):
+    return sum(one_head(x0, *W) for W in zip(W_Q, W_K, W_V, W_O))
+
+
 def test_attention_layer_right_answers_pass():
     assert checks.check_attention_layer(layer())
-    assert checks.check_attention_layer(lambda x0, *W: (W[3] @ (W[2] @ x0) @ att.softmax_star(
-        (W[0] @ x0).mT @ (W[1] @ x0) / math.sqrt(W[0].shape[1])).mT).sum(0))
+    assert checks.check_attention_layer(layer_broadcast)
+
+
+@pytest.mark.parametrize("fn", [layer_loop, layer_loop_over_weights])
+def test_attention_layer_refuses_a_loop_over_the_heads(fn):
+    with pytest.raises(ExerciseError, match="right numbers, but with a Python loop"):
+        checks.check_attention_layer(fn)
+
+
+def causal_loop(S, v, W_O):
+    n = S.shape[-1]
+    return W_O @ torch.stack([v[:, :i + 1] @ torch.softmax(S[i, :i + 1], 0) for i in range(n)], dim=1)
+
+
+def test_causal_attention_refuses_a_loop_over_the_tokens():
+    with pytest.raises(ExerciseError, match=r"right numbers, but with a Python loop \(`for i in range"):
+        checks.check_causal_attention(causal_loop)
 
 
 @pytest.mark.parametrize("fn, message", [

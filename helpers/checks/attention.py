@@ -7,7 +7,10 @@ notebook never shows and, when the answer is wrong, compares it with the usual m
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+import textwrap
 
 import torch
 
@@ -40,6 +43,26 @@ def call(fn, *args, what: str, forbid: tuple[str, ...] = ()):
         return base.call(fn, *args, what=what, forbid=forbid)
     except ExerciseError as e:  # keep its type: base.NotWrittenYet is reported differently in Jupyter
         raise type(e)(str(e).replace(".__wrapped__", "")) from None
+
+
+def python_loop(fn) -> str | None:
+    """The source of the first loop in ``fn`` that walks over positions or heads one by one (a ``for`` or a
+    comprehension over ``range(...)``, or over one of its own arguments), or None. Loops over a fixed
+    tuple, such as ``for W in (W_Q, W_K, W_V)``, are fine. None too when the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    args = {a.arg for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))
+            for a in node.args.args}
+    for node in ast.walk(tree):
+        loops = [node] if isinstance(node, ast.For) else getattr(node, "generators", [])
+        for loop in loops:
+            it = loop.iter
+            names = {n.id for n in ast.walk(it) if isinstance(n, ast.Name)}
+            if "range" in names or (names & args and not isinstance(it, (ast.Tuple, ast.List))):
+                return f"for {ast.unparse(loop.target)} in {ast.unparse(it)}"
+    return None
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -260,6 +283,11 @@ def check_causal_attention(fn) -> bool:
                                 "every token may look at itself, so keep the diagonal: triu(..., diagonal=1).")
         out = expect_real(out, what)
         if _close(out, W_O @ v @ A.T):
+            loop = python_loop(fn)
+            if loop:
+                raise ExerciseError(f"{what} gives the right numbers, but with a Python loop (`{loop}`). The "
+                                    "point is the matrix form: mask, softmax and products on the whole (n, n) "
+                                    "matrix at once, with no loop over the tokens.")
             continue
         guesses = {
             "nothing was masked — query i can see keys j > i, the future. Put -inf above the diagonal "

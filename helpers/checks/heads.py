@@ -8,7 +8,7 @@ import math
 import torch
 
 from helpers.checks.base import ExerciseError, as_tensor, exercise, expect_real, expect_shape, number_result, passed
-from helpers.checks.attention import call, innermost
+from helpers.checks.attention import call, innermost, python_loop
 from helpers.model import attention as att
 from helpers.model import names
 from helpers.softmax import softmax
@@ -50,6 +50,11 @@ def check_attention_layer(fn) -> bool:
         expect_shape(out, (d_model, n), what, "o lives in the residual stream: (d_model, n).")
         out = expect_real(out, what)
         if _close(out, right):
+            loop = python_loop(fn)
+            if loop:
+                raise ExerciseError(f"{what} gives the right numbers, but with a Python loop (`{loop}`). Carry "
+                                    "the head dimension with broadcasting (W_Q @ x0 is (H, d_head, n)) or "
+                                    "torch.einsum instead, so one pass computes every head.")
             continue
         guesses = [
             (H > 1, "you averaged the heads; each head writes into the residual stream and their outputs are "
