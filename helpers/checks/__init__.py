@@ -7,7 +7,8 @@ message, never a deep torch traceback) when it is not.
 ngrams.py     notebook 01: normalising bigram counts, held-out cross-entropy, add-k smoothing
 softmax.py    notebook 02: a numerically stable softmax
 zero_layer.py notebook 02: the loss's gradient with respect to the logits, a zero-layer training loop
-attention.py  notebooks 03-05: single-query attention, the causal softmax*, multi-head output
+attention.py  notebooks 03-04: single-query attention, a token hidden from it, every score, causal attention
+heads.py      notebook 05: a multi-head layer without a loop over heads, a head switched off by hand
 mlp.py        notebook 06: the MLP's two equations
 layernorm.py  notebook 07: LayerNorm for column vectors
 params.py     notebook 08: the parameter count of a model from its Config
@@ -19,7 +20,8 @@ from helpers.checks.base import ExerciseError  # noqa: F401
 from helpers.checks.ngrams import check_add_k_loss, check_bigram_table, check_heldout_cross_entropy  # noqa: F401
 from helpers.checks.softmax import check_softmax  # noqa: F401
 from helpers.checks.zero_layer import check_logit_grad, check_train_zero_layer  # noqa: F401
-from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401
+from helpers.checks.attention import check_all_scores, check_causal_attention, check_hide_token, check_single_query  # noqa: F401
+from helpers.checks.heads import check_attention_layer, check_prob_without_head  # noqa: F401
 from helpers.checks.mlp import check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import math
 import signal
 import sys
@@ -112,7 +113,8 @@ def _watching(forbid: tuple[str, ...], seen: list[str]):
         return
     codes, builtins_ = {}, {}
     for dotted in forbid:
-        obj = _resolve(dotted)
+        # the function under its decorators (torch.no_grad, a tracer's wrapper): wrappers share one code
+        obj = inspect.unwrap(_resolve(dotted))
         code = getattr(obj, "__code__", None)
         if code is not None:
             codes[code] = dotted
