@@ -1,18 +1,29 @@
-"""The exercise checks of notebooks 03-05 accept right answers and name the typical wrong ones."""
+"""The exercise checks of notebooks 03-05 accept right answers, name the usual wrong ones, explain bad
+input in one sentence, and refuse a function that hands the work to the helper the exercise hides."""
 
 import math
 
 import pytest
 import torch
 
-from helpers.checks import attention as checks
+from helpers import checks
+from helpers.checks import attention as att_checks
 from helpers.checks.base import ExerciseError
+from helpers.interp.ablation import ablated
 from helpers.model import attention as att
+from helpers.model import checkpoint
+from helpers.model import names
 
 
-# ----------------------------------------------------------------- single query (nb03)
+def todo(*args):
+    raise NotImplementedError
+
+
+# ----------------------------------------------------------------- single query (nb03, 3.1)
 def sq_right(x, W_Q, W_K, W_V, W_O):
-    return att.single_query(x, W_Q, W_K, W_V, W_O).o_n
+    d_head = W_Q.shape[0]
+    q_n, k, v = W_Q @ x[:, -1:], W_K @ x, W_V @ x
+    return W_O @ (v @ torch.softmax((q_n.T @ k)[0] / math.sqrt(d_head), 0)[:, None])
 
 
 def sq_scaled(scale):
@@ -23,33 +34,31 @@ def sq_scaled(scale):
     return fn
 
 
-def sq_no_WO(x, W_Q, W_K, W_V, W_O):
-    return att.single_query(x, W_Q, W_K, W_V, W_O).r_n
-
-
 def sq_first_query(x, W_Q, W_K, W_V, W_O):
     q, k, v = W_Q @ x[:, :1], W_K @ x, W_V @ x
     return W_O @ (v @ torch.softmax((q.T @ k)[0] / math.sqrt(W_Q.shape[0]), 0)[:, None])
 
 
-def sq_todo(*args):
-    raise NotImplementedError
-
-
-def test_single_query_right_answer_passes(capsys):
+def test_single_query_right_answers_pass(capsys):
     assert checks.check_single_query(sq_right)
+    assert checks.check_single_query(lambda *a: sq_right(*a)[:, 0])          # a flat (d_model,) vector is fine
     assert "✔" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, message", [
-    (sq_scaled(lambda W: math.sqrt(W.shape[1])), "sqrt\\(d_model\\) instead of sqrt\\(d_head\\)"),
+    (sq_scaled(lambda W: math.sqrt(W.shape[1])), r"sqrt\(d_model\) instead of sqrt\(d_head\)"),
     (sq_scaled(lambda W: 1.0), "forget to divide"),
     (sq_scaled(lambda W: W.shape[0]), "instead of its square root"),
-    (sq_no_WO, "W_O r_n"),
+    (lambda x, W_Q, W_K, W_V, W_O: att.single_query(x, W_Q, W_K, W_V, W_O).o_n.clone(), "calls .*single_query"),
+    (lambda x, W_Q, W_K, W_V, W_O: x[:, -1:] + sq_right(x, W_Q, W_K, W_V, W_O), "x1_n = x0_n \\+ o_n"),
+    (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x).mean(1, keepdim=True), "same weight 1/n"),
     (sq_first_query, "first"),
     (lambda *a: torch.zeros(3, 3), "shape"),
-    (lambda *a: torch.zeros(36, 1), "wrong numbers"),
-    (sq_todo, "not written yet"),
+    (lambda x, *a: torch.zeros(x.shape[0], 1), "wrong numbers"),
+    (lambda x, *a: torch.full((x.shape[0], 1), float("nan")), "NaN"),
+    (lambda x, *a: torch.zeros(x.shape[0], 1, dtype=torch.long), "dtype"),
+    (lambda *a: None, "None"),
+    (todo, "not written yet"),
     (lambda *a: 1 / 0, "ZeroDivisionError"),
 ])
 def test_single_query_mistakes_are_named(fn, message):
@@ -57,49 +66,294 @@ def test_single_query_mistakes_are_named(fn, message):
         checks.check_single_query(fn)
 
 
-# ----------------------------------------------------------------- causal softmax (nb04)
-def cs(mask_fn, fill=float("-inf"), dim=-1, after=False):
-    def fn(S):
-        n = S.shape[-1]
-        m = mask_fn(n)
-        if after:
-            return torch.softmax(S, -1).masked_fill(m, 0.0)
-        return torch.softmax(S.masked_fill(m, fill), dim)
+def test_single_query_result_without_W_O_is_named():
+    def no_WO(x, W_Q, W_K, W_V, W_O):
+        return sq_right(x, W_Q, W_K, W_V, torch.eye(W_Q.shape[0]))      # r_n: W_O left out
+    with pytest.raises(ExerciseError, match="W_O r_n"):
+        checks.check_single_query(no_WO)
+
+
+# ----------------------------------------------------------------- a token hidden (nb03, 3.2)
+def hide(fill=float("-inf"), after=False, resid=True, zero_vector=False, shift=0, flat=True):
+    def fn(x0, j, W_Q, W_K, W_V, W_O, W_U):
+        p = att_checks._hide(x0, j + shift, W_Q, W_K, W_V, W_O, W_U, fill=fill, after=after, resid=resid,
+                             zero_vector=zero_vector)
+        return p if flat else p[:, None]
     return fn
 
 
-def test_causal_softmax_right_answer_passes():
-    assert checks.check_causal_softmax(att.softmax_star)
-    assert checks.check_causal_softmax(cs(lambda n: torch.ones(n, n, dtype=torch.bool).triu(1)))
+def hide_by_dropping_the_column(x0, j, W_Q, W_K, W_V, W_O, W_U):
+    """Another right answer: leave token j out of the keys and values altogether."""
+    keep = [i for i in range(x0.shape[1]) if i != j]
+    o_n = att.single_query(x0[:, keep], W_Q, W_K, W_V, W_O).o_n
+    return torch.softmax(W_U @ (x0[:, -1:] + o_n), dim=0)
+
+
+@pytest.mark.parametrize("fn", [hide(), hide(flat=False), hide_by_dropping_the_column])
+def test_hide_token_right_answers_pass(fn):
+    assert checks.check_hide_token(fn)
 
 
 @pytest.mark.parametrize("fn, message", [
-    (cs(lambda n: torch.ones(n, n, dtype=torch.bool).triu(0)), "a row sums to 0 .* the whole row was masked"),
-    (cs(lambda n: torch.zeros(n, n, dtype=torch.bool)), "nothing was masked"),
-    (cs(lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1)), "wrong way"),
-    (cs(lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), dim=0), "columns"),
-    (cs(lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), fill=0.0), "exp\\(0\\) = 1"),
-    (cs(lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), after=True), "after\\* the softmax"),
-    (lambda S: S, "wrong weights"),
+    (hide(fill=0.0), r"exp\(0\) = 1"),
+    (hide(after=True), "no longer sum to 1"),
+    (hide(resid=False), "residual add is missing"),
+    (hide(zero_vector=True), "zeroing token j's vector"),
+    (hide(shift=1), r"hid token \d+ instead of token \d+"),
+    (lambda x0, j, W_Q, W_K, W_V, W_O, W_U: hide()(x0, x0.shape[1] - 1, W_Q, W_K, W_V, W_O, W_U),
+     "not the right one"),
+    (lambda x0, j, W_Q, W_K, W_V, W_O, W_U: torch.softmax(
+        W_U @ (x0[:, -1:] + att.single_query(x0, W_Q, W_K, W_V, W_O).o_n), 0), "nothing was hidden"),
+    (lambda x0, j, W_Q, W_K, W_V, W_O, W_U: torch.log(hide()(x0, j, W_Q, W_K, W_V, W_O, W_U)), "sum to 1"),
+    (lambda x0, *a: torch.ones(x0.shape[0]), "shape"),
+    (lambda *a: "p", "should return a tensor"),
+    (todo, "not written yet"),
 ])
-def test_causal_softmax_mistakes_are_named(fn, message):
+def test_hide_token_mistakes_are_named(fn, message):
     with pytest.raises(ExerciseError, match=message):
-        checks.check_causal_softmax(fn)
+        checks.check_hide_token(fn)
 
 
-# ----------------------------------------------------------------- multi-head output (nb05)
-def test_multi_head_right_answers_pass():
-    assert checks.check_multi_head_output(lambda r, W_O: sum(W_O[h] @ r[h] for h in range(len(r))))
-    assert checks.check_multi_head_output(att.concat_output)
-    assert checks.check_multi_head_output(lambda r, W_O: (W_O @ r).sum(0))
+# ----------------------------------------------------------------- every score (nb04, 4.1)
+def scores(scale=None, transpose=False, keys=None):
+    def fn(x0, W_Q, W_K):
+        q, k = W_Q @ x0, (W_K if keys is None else keys(W_Q, W_K)) @ x0
+        S = q.mT @ k / (math.sqrt(W_Q.shape[0]) if scale is None else scale(W_Q))
+        return S.mT if transpose else S
+    return fn
+
+
+def test_all_scores_right_answer_passes():
+    assert checks.check_all_scores(scores())
 
 
 @pytest.mark.parametrize("fn, message", [
-    (lambda r, W_O: W_O @ r, "one output per head"),
-    (lambda r, W_O: (W_O @ r).mean(0), "averaged"),
-    (lambda r, W_O: W_O.reshape(W_O.shape[1], -1) @ r.reshape(-1, r.shape[-1]), "mixes up the heads"),
-    (lambda r, W_O: (W_O @ r).sum(0) * 2, "wrong numbers"),
+    (scores(transpose=True), "transposed"),
+    (scores(scale=lambda W: 1.0), "forget to divide"),
+    (scores(scale=lambda W: math.sqrt(W.shape[1])), r"sqrt\(d_model\)"),
+    (scores(scale=lambda W: W.shape[0]), "instead of its square root"),
+    (scores(keys=lambda W_Q, W_K: W_Q), "W_Q for the keys"),
+    (lambda x0, W_Q, W_K: (W_Q @ x0) @ (W_K @ x0).mT, "q k\\^T"),
+    (lambda x0, W_Q, W_K: scores()(x0, W_Q, W_K).masked_fill(att.causal_mask(x0.shape[1]), float("-inf")),
+     "no mask yet"),
+    (lambda x0, W_Q, W_K: att.attention(x0, W_Q, W_K, W_Q, W_Q.mT, mask=False).S[0], "calls .*attention"),
+    (lambda x0, W_Q, W_K: scores()(x0, W_Q, W_K) + 1, "wrong numbers"),
+    (todo, "not written yet"),
 ])
-def test_multi_head_mistakes_are_named(fn, message):
+def test_all_scores_mistakes_are_named(fn, message):
     with pytest.raises(ExerciseError, match=message):
-        checks.check_multi_head_output(fn)
+        checks.check_all_scores(fn)
+
+
+# ----------------------------------------------------------------- causal attention (nb04, 4.2)
+def causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), fill=float("-inf"), dim=-1, after=False,
+           swap=False, stop_at_r=False):
+    def fn(S, v, W_O):
+        m = mask(S.shape[-1])
+        A = torch.softmax(S, -1).masked_fill(m, 0.0) if after else torch.softmax(S.masked_fill(m, fill), dim)
+        r = v @ (A if swap else A.T)
+        return r if stop_at_r else W_O @ r
+    return fn
+
+
+def test_causal_attention_right_answer_passes():
+    assert checks.check_causal_attention(causal())
+
+
+@pytest.mark.parametrize("fn, message", [
+    (causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).triu(0)), "keep the diagonal"),
+    (causal(mask=lambda n: torch.zeros(n, n, dtype=torch.bool)), "nothing was masked"),
+    (causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1)), "wrong way"),
+    (causal(dim=0), "columns"),
+    (causal(fill=0.0), r"exp\(0\) = 1"),
+    (causal(after=True), r"after\* the softmax"),
+    (causal(swap=True), r"r = v A\^T, not v A"),
+    (causal(stop_at_r=True), "that is the result r"),
+    (lambda S, v, W_O: torch.softmax(S, -1), r"\(n, n\) matrix"),
+    (lambda S, v, W_O: W_O @ v @ att.softmax_star(S).T, "calls .*softmax_star"),
+    (lambda S, v, W_O: W_O @ v, "wrong numbers"),
+    (todo, "not written yet"),
+])
+def test_causal_attention_mistakes_are_named(fn, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_causal_attention(fn)
+
+
+# ----------------------------------------------------------------- a layer in one einsum (nb05, 5.1)
+def layer(mask=True, reduce=lambda o: o.sum(0), scale=None, swap=False, add_x=False):
+    def fn(x0, W_Q, W_K, W_V, W_O):
+        q = torch.einsum("hdm,mn->hdn", W_Q, x0)
+        k = torch.einsum("hdm,mn->hdn", W_K, x0)
+        v = torch.einsum("hdm,mn->hdn", W_V, x0)
+        S = torch.einsum("hdi,hdj->hij", q, k) / (math.sqrt(W_Q.shape[1]) if scale is None else scale(W_Q))
+        if mask:
+            S = S.masked_fill(torch.ones(S.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+        A = torch.softmax(S, dim=-1)
+        r = torch.einsum("hdj,hij->hdi", v, A.mT if swap else A)
+        o = reduce(torch.einsum("hmd,hdn->hmn", W_O, r))
+        return x0 + o if add_x else o
+    return fn
+
+
+def layer_r(x0, W_Q, W_K, W_V):
+    q, k, v = W_Q @ x0, W_K @ x0, W_V @ x0
+    return v @ att.softmax_star(q.mT @ k / math.sqrt(W_Q.shape[1])).mT
+
+
+def layer_broadcast(x0, W_Q, W_K, W_V, W_O):
+    q, k, v = (W @ x0 for W in (W_Q, W_K, W_V))          # a loop over the three weights, not the heads: fine
+    return (W_O @ v @ att.softmax_star(q.mT @ k / math.sqrt(W_Q.shape[1])).mT).sum(0)
+
+
+def one_head(x0, W_Q, W_K, W_V, W_O):
+    """o^h of one head: W_Q (d_head, d_model)."""
+    return W_O @ (W_V @ x0) @ att.softmax_star((W_Q @ x0).T @ (W_K @ x0) / math.sqrt(W_Q.shape[0])).T
+
+
+def layer_loop(x0, W_Q, W_K, W_V, W_O):
+    return sum(one_head(x0, W_Q[h], W_K[h], W_V[h], W_O[h]) for h in range(len(W_Q)))
+
+
+def layer_loop_over_weights(x0, W_Q, W_K, W_V, W_O):
+    return sum(one_head(x0, *W) for W in zip(W_Q, W_K, W_V, W_O))
+
+
+def test_attention_layer_right_answers_pass():
+    assert checks.check_attention_layer(layer())
+    assert checks.check_attention_layer(layer_broadcast)
+
+
+@pytest.mark.parametrize("fn", [layer_loop, layer_loop_over_weights])
+def test_attention_layer_refuses_a_loop_over_the_heads(fn):
+    with pytest.raises(ExerciseError, match="right numbers, but with a Python loop"):
+        checks.check_attention_layer(fn)
+
+
+def causal_loop(S, v, W_O):
+    n = S.shape[-1]
+    return W_O @ torch.stack([v[:, :i + 1] @ torch.softmax(S[i, :i + 1], 0) for i in range(n)], dim=1)
+
+
+def test_causal_attention_refuses_a_loop_over_the_tokens():
+    with pytest.raises(ExerciseError, match=r"right numbers, but with a Python loop \(`for i in range"):
+        checks.check_causal_attention(causal_loop)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (layer(reduce=lambda o: o), "one output per head"),
+    (layer(reduce=lambda o: o.mean(0)), "averaged"),
+    (layer(add_x=True), "x1 = x0 \\+ o"),
+    (layer(mask=False), "mask is missing"),
+    (layer(scale=lambda W: 1.0), "forget to divide"),
+    (layer(scale=lambda W: math.sqrt(W.shape[2])), r"sqrt\(d_model\)"),
+    (layer(swap=True), "rows and columns of A are swapped"),
+    (lambda x0, W_Q, W_K, W_V, W_O: att.attention(x0, W_Q, W_K, W_V, W_O).o, "calls .*attention"),
+    (lambda x0, W_Q, W_K, W_V, W_O: att.concat_output(layer_r(x0, W_Q, W_K, W_V), W_O), "calls .*concat_output"),
+    (lambda x0, *W: x0 * 0, "wrong numbers"),
+    (lambda x0, *W: x0 / 0 * 0, "NaN"),
+    (todo, "not written yet"),
+])
+def test_attention_layer_mistakes_are_named(fn, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_attention_layer(fn)
+
+
+# ----------------------------------------------------------------- a head switched off (nb05, 5.2)
+@pytest.fixture(scope="module")
+def attn1():
+    return checkpoint.load_named("attn1")[0]
+
+
+def without(edit):
+    """prob_without_head written by editing the cache: edit(cache, h) -> the last column to unembed."""
+    def fn(model, ids, h, target):
+        _, cache = model.run_with_cache(ids)
+        x = edit(cache, h)
+        return float(torch.softmax(model.unembed.W_U.detach() @ x, dim=0)[target])
+    return fn
+
+
+def by_hand(cache, h):
+    return cache["x1"][:, -1] - cache[names.key(0, "o_heads")][h, :, -1]
+
+
+def with_the_hook(model, ids, h, target):
+    """Another right answer: zero o^h inside the model through the attention module's edit hook."""
+    blk = model.blocks[0].attn
+    blk.edit_o_heads = lambda o: o * (torch.arange(o.shape[-3]) != h)[:, None, None]
+    try:
+        return model.next_token_probs(ids)[target]
+    finally:
+        blk.edit_o_heads = None
+
+
+@pytest.mark.parametrize("fn", [without(by_hand), with_the_hook])
+def test_prob_without_head_right_answers_pass(attn1, fn):
+    assert checks.check_prob_without_head(fn, attn1)
+
+
+def with_the_helper(model, ids, h, target):
+    with ablated(model, heads=[(0, h)]):
+        return model.next_token_probs(ids)[target]
+
+
+@pytest.mark.parametrize("fn, message", [
+    (without(lambda c, h: c["x1"][:, -1]), "nothing changed"),
+    (without(lambda c, h: c["x0"][:, -1]), "removed every head"),
+    (without(lambda c, h: c["x0"][:, -1] + c[names.key(0, "o_heads")][h, :, -1]), "kept only head h"),
+    (without(lambda c, h: c["x1"][:, 0] - c[names.key(0, "o_heads")][h, :, 0]), "first\\* position"),
+    (without(lambda c, h: by_hand(c, (h + 1) % 4)), "you switched off head"),
+    (lambda model, ids, h, target: float((model.unembed.W_U @ by_hand(model.run_with_cache(ids)[1], h))[target]) + 5,
+     "not a probability"),
+    (lambda model, ids, h, target: torch.softmax(model.unembed.W_U @ by_hand(model.run_with_cache(ids)[1], h), 0),
+     "whole distribution"),
+    (without(lambda c, h: by_hand(c, h) * 1.5), "model gives"),
+    (with_the_helper, "calls helpers.interp.ablation.ablated, which"),
+    (lambda *a: "0.5", "should be a number"),
+    (todo, "not written yet"),
+])
+def test_prob_without_head_mistakes_are_named(attn1, fn, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_prob_without_head(fn, attn1)
+
+
+def test_prob_without_head_needs_the_model():
+    with pytest.raises(ExerciseError, match="needs the trained one-layer model"):
+        checks.check_prob_without_head(lambda *a: 0.5, None)
+
+
+def test_a_wrapped_helper_is_forbidden_by_its_own_code_not_its_wrapper(monkeypatch):
+    """Under tests/test_exercises.py's tracer every answering helper is a functools.wraps wrapper with one
+    shared code object; the notebook's softmax is one of them. A right answer that calls softmax must not
+    be taken for one that calls single_query; one that calls single_query still is refused."""
+    import functools
+
+    from helpers import softmax as softmax_module
+
+    def traced(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(att, "single_query", traced(att.single_query))
+    monkeypatch.setattr(softmax_module, "softmax", traced(softmax_module.softmax))
+
+    def with_notebook_softmax(x, W_Q, W_K, W_V, W_O):
+        q_n, k, v = W_Q @ x[:, -1:], W_K @ x, W_V @ x
+        return W_O @ (v @ softmax_module.softmax((q_n.T @ k)[0] / math.sqrt(W_Q.shape[0]))[:, None])
+
+    assert checks.check_single_query(with_notebook_softmax)
+    with pytest.raises(ExerciseError, match="calls helpers.model.attention.single_query, which"):
+        checks.check_single_query(lambda x, *W: att.single_query(x, *W).o_n)
+
+
+@pytest.mark.parametrize("check, args", [
+    (checks.check_single_query, ()), (checks.check_hide_token, ()), (checks.check_all_scores, ()),
+    (checks.check_causal_attention, ()), (checks.check_attention_layer, ()), (checks.check_prob_without_head, (None,)),
+])
+def test_an_unwritten_exercise_is_reported_as_not_written_yet(check, args):
+    from helpers.checks.base import NotWrittenYet
+
+    with pytest.raises(NotWrittenYet, match="not written yet"):
+        check(todo, *args)

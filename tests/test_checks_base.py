@@ -39,10 +39,12 @@ def test_passing_the_result_instead_of_the_function():
 @pytest.mark.parametrize("forbidden, fn", [
     ("helpers.softmax.softmax", lambda x: renamed_softmax(x, dim=0)),   # imported under another name
     ("torch.softmax", lambda x: torch.softmax(x, 0)),
+    ("torch.Tensor.softmax", lambda x: x.softmax(0)),                   # the method form
 ])
 def test_calling_the_helper_the_exercise_replaces_is_refused(forbidden, fn):
     with pytest.raises(ExerciseError, match=f"calls {forbidden}"):
-        call(fn, torch.randn(4), what="f(x)", forbid=("helpers.softmax.softmax", "torch.softmax"))
+        call(fn, torch.randn(4), what="f(x)",
+             forbid=("helpers.softmax.softmax", "torch.softmax", "torch.Tensor.softmax"))
 
 
 def test_writing_the_computation_yourself_is_allowed():

@@ -177,8 +177,10 @@ def shapes(source: str, smallest: int = 8) -> set[str]:
     except SyntaxError:
         return set()
 
-    def size(node) -> int:  # syntax nodes, not counting Load/Store markers
-        return sum(1 for m in ast.walk(node) if not isinstance(m, ast.expr_context))
+    markers = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+    def size(node) -> int:  # syntax nodes, not counting Load/Store or operator markers
+        return sum(1 for m in ast.walk(node) if not isinstance(m, markers))
     return {ast.dump(n) for n in ast.walk(tree) if isinstance(n, ast.expr) and size(n) >= smallest}
 
 

@@ -12,7 +12,8 @@ from helpers.induction import (ALPHABET, N_VOCAB, config, decode, encode, probe_
                                repeating_batch, train_induction)
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
-from helpers.interp.scores import duplicate_token_score, induction_score, previous_token_score
+from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
+                                   previous_token_score)
 from helpers.train import fresh_model
 from helpers.widgets.induction import InductionExplorer, TrainingExplorer
 
@@ -89,44 +90,50 @@ def test_training_explorer_slides_without_touching_the_learners_model():
 
 
 # --------------------------------------------------------------------------- exercise checks
+def _keys(tokens, shift=1):
+    """keys[i, j]: t_(j - shift) = t_i for keys j <= i (shift -1: one position too early)."""
+    n = tokens.shape[-1]
+    keys = torch.zeros(n, n, dtype=torch.bool)
+    if shift == 1:
+        keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
+        return keys & torch.ones(n, n, dtype=torch.bool).tril()
+    keys[:, :-1] = tokens[:, None] == tokens[None, 1:]
+    return keys & torch.ones(n, n, dtype=torch.bool).tril(-1)
+
+
 def _right_score(A, tokens):
-    return induction_score(A, tokens)
+    keys = _keys(tokens)
+    return (A * keys).sum(-1)[:, keys.any(-1)].mean(-1)
+
+
+def test_check_induction_score_passes_the_right_answer_also_as_float64():
+    assert checks.check_induction_score(_right_score)
+    assert checks.check_induction_score(lambda A, t: _right_score(A.double(), t))
 
 
 @pytest.mark.parametrize("wrong, words", [
     (lambda A, t: duplicate_token_score(A, t), "duplicate-token head"),
     (lambda A, t: previous_token_score(A), "previous-token score"),
-    (lambda A, t: induction_score(A, t).mean(), "one number"),
-    (lambda A, t: induction_score(A, t) * float("nan"), "NaN"),
-    (lambda A, t: induction_score(A, t) + 0.1, "For each query i"),
+    (lambda A, t: _right_score(A, t).mean(), "one number"),
+    (lambda A, t: _right_score(A, t) * float("nan"), "NaN"),
+    (lambda A, t: _right_score(A, t) + 0.1, "For each query i"),
+    (lambda A, t: (A * _keys(t)).sum(-1).mean(-1), "also those whose token never occurred"),
+    (lambda A, t: (A * _keys(t, -1)).sum(-1)[:, _keys(t, -1).any(-1)].mean(-1), "one position too early"),
+    (lambda A, t: _right_score(A, t)[:2], "shape"),
+    (lambda A, t: _right_score(A, t) > 0.5, "dtype"),
+    (lambda A, t: None, "returned None"),
+    (lambda A, t: "scores", "should return a tensor"),
+    (lambda A, t: A[0, 0, 5], "one number"),
+    (lambda A, t: t[99], "raised IndexError"),
+    (lambda A, t: induction_score(A, t), "calls helpers.interp.scores.induction_score"),
+    (lambda A, t: pattern_score(A, induction_mask(t)), "calls helpers.interp.scores.induction_mask"),
 ])
 def test_check_induction_score_names_the_mistake(wrong, words):
-    assert checks.check_induction_score(_right_score)
     with pytest.raises(ExerciseError, match=words):
         checks.check_induction_score(wrong)
 
 
-def test_check_induction_score_recognises_averaging_over_every_query_and_one_too_early():
-    def every_row(A, tokens):
-        n = tokens.shape[-1]
-        keys = torch.zeros(n, n, dtype=torch.bool)
-        keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
-        keys &= torch.ones(n, n, dtype=torch.bool).tril()
-        return (A * keys).sum(-1).mean(-1)
-
-    def too_early(A, tokens):
-        n = tokens.shape[-1]
-        keys = torch.zeros(n, n, dtype=torch.bool)
-        keys[:, :-1] = tokens[:, None] == tokens[None, 1:]
-        keys &= torch.ones(n, n, dtype=torch.bool).tril(-1)
-        rows = keys.any(-1)
-        return (A * keys).sum(-1)[:, rows].mean(-1)
-
-    with pytest.raises(ExerciseError, match="also those whose token never occurred"):
-        checks.check_induction_score(every_row)
-    with pytest.raises(ExerciseError, match="one position too early"):
-        checks.check_induction_score(too_early)
-
+def test_check_induction_score_says_not_written_yet():
     def unwritten(A, tokens):
         raise NotImplementedError
 
@@ -139,24 +146,59 @@ def _loss_without(model, tokens, heads):
         return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
 
 
-def test_check_loss_without_names_the_mistake():
+def _no_ablation(model, tokens, heads):
+    return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
+
+
+def _everywhere(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens).mean())
+
+
+def _first_half(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, : tokens.shape[-1] // 2 - 1].mean())
+
+
+def _from_the_repeats_first_token(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2 - 1:].mean())
+
+
+def _summed(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].sum())
+
+
+def _by_the_helper(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return repeat_loss(model, tokens)[1]
+
+
+def test_check_loss_without_passes_the_right_answer_also_as_a_tensor():
     assert checks.check_loss_without(_loss_without)
+    assert checks.check_loss_without(lambda m, t, h: torch.tensor(_loss_without(m, t, h)))
 
-    def no_ablation(model, tokens, heads):
-        return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
 
-    def everywhere(model, tokens, heads):
-        with ablated(model, heads=heads):
-            return float(per_position_loss(model, tokens).mean())
+@pytest.mark.parametrize("wrong, words", [
+    (_no_ablation, "did not take effect"), (_everywhere, "every position"), (_first_half, "first half"),
+    (_from_the_repeats_first_token, "predicts the repeat's \\*first\\* token"), (_summed, "sums the losses"),
+    (_by_the_helper, "calls helpers.induction.repeat_loss"),
+    (lambda m, t, h: "a lot", "should be a number"), (lambda m, t, h: None, "should be a number, got NoneType"),
+    (lambda m, t, h: float("nan"), "nan"), (lambda m, t, h: torch.zeros(3), "one number"),
+    (lambda m, t, h: 1.0, "expected"), (lambda m, t, h: m.no_such_thing, "raised AttributeError"),
+])
+def test_check_loss_without_names_the_mistake(wrong, words):
+    with pytest.raises(ExerciseError, match=words):
+        checks.check_loss_without(wrong)
 
-    def first_half(model, tokens, heads):
-        with ablated(model, heads=heads):
-            return float(per_position_loss(model, tokens)[:, : tokens.shape[-1] // 2 - 1].mean())
 
-    for wrong, words in ((no_ablation, "did not take effect"), (everywhere, "every position"),
-                         (first_half, "first half"), (lambda m, t, h: "a lot", "one number")):
-        with pytest.raises(ExerciseError, match=words):
-            checks.check_loss_without(wrong)
+def test_check_loss_without_says_not_written_yet_before_using_its_model():
+    def unwritten(model, tokens, heads):
+        raise NotImplementedError
+
+    with pytest.raises(ExerciseError, match="not written yet"):
+        checks.check_loss_without(unwritten)
 
 
 @pytest.fixture(scope="module")
@@ -172,9 +214,11 @@ def test_check_confident_mistake_accepts_a_copying_error_and_explains_the_rest(t
                           (("abcdefgh", "z"), "not confident"),
                           (("my car is red. my ca", "tt"), "one character"),
                           (("my car is r%d", "t"), "not a token"),
-                          ("just text", "two strings")):
+                          ("just text", "two strings"), (None, "two strings")):
         with pytest.raises(ExerciseError, match=words):
             checks.check_confident_mistake(lambda a=answer: a, trained)
+    with pytest.raises(ExerciseError, match="raised KeyError"):
+        checks.check_confident_mistake(lambda: {}["text"], None)   # raises before the model is needed
 
 
 def test_induction_explorer_frames_earlier_copies_and_their_successors():

@@ -4,24 +4,28 @@ explains the most likely mistake in the post's terms. Nothing else in ``helpers`
 Each ``check_*`` returns True when the answer is right and raises ``ExerciseError`` (with a
 message, never a deep torch traceback) when it is not.
 
-ngrams.py   notebook 01: normalising bigram counts
-softmax.py  notebook 02: a numerically stable softmax
-attention.py  notebooks 03-05: single-query attention, the causal softmax*, multi-head output
+ngrams.py     notebook 01: normalising bigram counts, held-out cross-entropy, add-k smoothing
+softmax.py    notebook 02: a numerically stable softmax
+zero_layer.py notebook 02: the loss's gradient with respect to the logits, a zero-layer training loop
+attention.py  notebooks 03-04: single-query attention, a token hidden from it, every score, causal attention
+heads.py      notebook 05: a multi-head layer without a loop over heads, a head switched off by hand
 mlp.py        notebook 06: the MLP's two equations, the few neurons one fact needs (an ablation)
 layernorm.py  notebook 07: LayerNorm for column vectors, what ε does to a quiet column, the gradient by hand
 params.py     notebook 08: the parameter count of a model from its Config
 training.py   notebook 08: one training step (forward, next-token loss, backward, step, zero_grad)
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
-circuits.py   notebook 10: a head's OV circuit, a K-composition score, the cost of attention
+circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
-from helpers.checks.ngrams import check_bigram_table  # noqa: F401
+from helpers.checks.ngrams import check_add_k_loss, check_bigram_table, check_heldout_cross_entropy  # noqa: F401
 from helpers.checks.softmax import check_softmax  # noqa: F401
-from helpers.checks.attention import check_causal_softmax, check_multi_head_output, check_single_query  # noqa: F401
+from helpers.checks.zero_layer import check_logit_grad, check_train_zero_layer  # noqa: F401
+from helpers.checks.attention import check_all_scores, check_causal_attention, check_hide_token, check_single_query  # noqa: F401
+from helpers.checks.heads import check_attention_layer, check_prob_without_head  # noqa: F401
 from helpers.checks.mlp import check_fact_neurons, check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm, check_layer_norm_grad, check_std_after  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401
 from helpers.checks.training import check_train_step  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
-from helpers.checks.circuits import check_attention_mults, check_k_composition, check_ov_circuit  # noqa: F401
+from helpers.checks.circuits import check_causal_mults, check_head_circuits, check_k_composition  # noqa: F401

@@ -1,6 +1,7 @@
-"""Exercises of notebook 09: an induction-score detector, an ablation measured, and a sequence on
-which the induction head is confidently wrong. Each check runs the learner's answer on cases the
-notebook does not show and names the usual mistake."""
+"""Exercises of notebook 09: an induction-score detector (before the notebook scores its heads), the
+loss on the repeat with heads ablated (before the notebook ablates them), and a sequence on which the
+induction head is confidently wrong. Each check runs the learner's answer on cases the notebook does not
+show and names the usual mistake."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
-from helpers.induction import ALPHABET, encode, repeat_loss
+from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
+from helpers.induction import ALPHABET, encode
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
 from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
@@ -30,21 +31,23 @@ def _case(seed: int, n_heads: int = 3, n: int = 12, n_vocab: int = 5):
     return softmax(S, dim=-1), tokens
 
 
-@exercise(answered_by=("helpers.interp.scores.induction_score", "helpers.interp.scores.head_scores"))
+SCORE_HELPERS = ("helpers.interp.scores.induction_score", "helpers.interp.scores.head_scores",
+                 "helpers.interp.scores.induction_mask")
+
+
+@exercise(answered_by=SCORE_HELPERS)
 def check_induction_score(fn) -> bool:
-    """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score."""
+    """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score. The helpers that
+    compute it (or its key mask) in one call are refused."""
     what = "induction_score(A, tokens)"
     for seed in range(4):
-        A, tokens = _case(seed)
+        A, tokens = _case(seed, n_heads=3 + seed % 2, n=12 + seed)
         right = induction_score(A, tokens)
-        out = as_tensor(call(fn, A, tokens, what=what), what)
-        if out.dim() == 0 or out.shape == (1,):
+        out = call(fn, A, tokens, what=what, forbid=SCORE_HELPERS)
+        if isinstance(out, torch.Tensor) and out.numel() == 1 and right.numel() > 1:
             raise ExerciseError(f"{what} returned one number; it should score every head: shape ({len(A)},). "
                                 "Average over queries (and keys), not over heads.")
-        expect_shape(out, tuple(right.shape), what, "One score per head: A is (n_heads, n, n).")
-        if torch.isnan(out).any():
-            raise ExerciseError(f"{what} returned NaN: did you divide by a count of queries that can be 0? "
-                                "Leave out the queries that have no induction key.")
+        out = tensor_result(out, tuple(right.shape), what, "One score per head: A is (n_heads, n, n).")
         if _close(out, right):
             continue
         n = tokens.shape[-1]
@@ -66,7 +69,7 @@ def check_induction_score(fn) -> bool:
             raise ExerciseError(f"{what} averages over every query, also those whose token never occurred before "
                                 "(they have no induction key and count as 0). Average only over queries that have "
                                 "at least one induction key.")
-        raise ExerciseError(f"{what} gives {out.tolist()} on a test case where the scores are "
+        raise ExerciseError(f"{what} gives {[round(v, 4) for v in out.tolist()]} on a test case where the scores are "
                             f"{[round(v, 4) for v in right.tolist()]}. For each query i, sum A[h, i, j] over keys "
                             "j <= i with t_(j-1) = t_i; average over the queries that have such a key.")
     return passed(f"{what} matches helpers.interp.scores.induction_score on 4 random patterns.")
@@ -88,42 +91,45 @@ def _random_two_layer_model():
 
 @exercise(answered_by=())
 def check_loss_without(fn) -> bool:
-    """fn(model, tokens (batch, 2 half), heads [(layer, head), ...]) -> float: the mean loss on the repeated
-    half with those heads zero-ablated. Tried on a model and tokens the notebook does not use, with no
-    head and with every single head ablated."""
+    """fn(model, tokens (batch, 2 half), heads [(layer, head), ...]) -> float: the mean loss of the
+    predictions made in the repeated half, with those heads zero-ablated. Tried on a model and tokens the
+    notebook does not use (and an odd batch), with no head, every single head, and a whole layer ablated.
+    No helper computes it: ``repeat_loss`` measures the clean model, and is refused here so that the
+    learner picks the repeat's predictions out of ``per_position_loss`` themselves."""
     from helpers.induction import probe_tokens
 
     what = "loss_on_repeat_without(model, tokens, heads)"
-    model, tokens = _random_two_layer_model(), probe_tokens(32, batch=4, seed=2024)
+    model, tokens = _random_two_layer_model(), probe_tokens(32, batch=3, seed=2024)
     H = model.cfg.n_heads
     cases = [[]] + [[(layer, h)] for layer in range(model.cfg.n_layers) for h in range(H)]
-    _, clean_repeat = repeat_loss(model, tokens)
+    cases.append([(1, h) for h in range(H)])
+    half = tokens.shape[-1] // 2
+    clean = per_position_loss(model, tokens)[:, half:].mean().item()
     for heads in cases:
+        out = call(fn, model, tokens, heads, what=what, forbid=("helpers.induction.repeat_loss",))
+        out = number_result(out, what)
         with ablated(model, heads=heads):
-            first, right = repeat_loss(model, tokens)
-            everything = float(per_position_loss(model, tokens).mean())
-        out = call(fn, model, tokens, heads, what=what)
-        try:
-            out = float(out)
-        except (TypeError, ValueError):
-            raise ExerciseError(f"{what} should return one number (a mean loss in nats), got "
-                                f"{type(out).__name__}") from None
-        if math.isnan(out):
-            raise ExerciseError(f"{what} returned NaN for heads = {heads}.")
+            loss = per_position_loss(model, tokens)          # (batch, n - 1): column i predicts token i + 1
+        right = loss[:, half:].mean().item()
         if abs(out - right) < 1e-4:
             continue
-        if heads and abs(out - clean_repeat) < 1e-4:
-            raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean_repeat:.3f}: the ablation "
+        if heads and abs(out - clean) < 1e-4:
+            raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean:.3f}: the ablation "
                                 "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`.")
-        if abs(out - everything) < 1e-4:
-            raise ExerciseError(f"{what} averages the loss over every position ({everything:.3f}). Only the "
-                                "predictions made in the second half can copy from the first: per_position_loss("
-                                "...)[:, half:].")
-        if abs(out - first) < 1e-4:
+        if abs(out - loss.mean().item()) < 1e-4:
+            raise ExerciseError(f"{what} averages the loss over every position ({loss.mean().item():.3f}). Only the "
+                                "predictions made in the second half can copy from the first.")
+        if abs(out - loss[:, half - 1:].mean().item()) < 1e-4:
+            raise ExerciseError(f"{what} includes column half - 1 of per_position_loss: that predicts the repeat's "
+                                "*first* token, whose predecessor never occurred before — nothing to copy. Column i "
+                                "predicts token i + 1: the repeat's predictions are columns half: .")
+        if abs(out - loss[:, : half - 1].mean().item()) < 1e-4 or abs(out - loss[:, :half].mean().item()) < 1e-4:
             raise ExerciseError(f"{what} measured the first half (nothing to copy there); the repeat is the second.")
-        raise ExerciseError(f"{what} with heads = {heads} gives {out:.3f}; expected {right:.3f} (mean of "
-                            "per_position_loss(model, tokens)[:, half:] with those heads zero-ablated).")
-    return passed(f"{what} is right with no head and with each of the {len(cases) - 1} heads ablated.")
+        if abs(out - loss.mean(0)[half:].sum().item()) < 1e-3 or abs(out - loss[:, half:].sum().item()) < 1e-3:
+            raise ExerciseError(f"{what} sums the losses; the mean loss per prediction is asked for (nats per token).")
+        raise ExerciseError(f"{what} with heads = {heads} gives {out:.3f}; expected {right:.3f}: the mean of "
+                            "per_position_loss(model, tokens)[:, half:] with those heads zero-ablated.")
+    return passed(f"{what} is right with no head, each of the {len(cases) - 2} heads and a whole layer ablated.")
 
 
 @functools.lru_cache(maxsize=1)

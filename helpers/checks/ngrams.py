@@ -1,10 +1,13 @@
-"""Notebook 01 exercise: turn bigram counts into a bigram table (columns that sum to 1)."""
+"""Notebook 01 exercises: turn bigram counts into a bigram table (columns that sum to 1); the held-out
+cross-entropy of a table; add-k smoothing scored on held-out text."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, number_result, passed
 
 # counts C[b, a] = how often b follows a; token 3 is never followed by anything
 _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
@@ -50,3 +53,135 @@ def check_bigram_table(fn) -> bool:
     if not torch.allclose(out, expected, atol=1e-5):
         raise ExerciseError(f"Each column of {what} sums to 1 but the entries are not counts / column total.")
     return passed("Correct: P[:, a] = C[:, a] / sum_b C[b, a], and an unseen token's column stays zero.")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exercise 1.2: held-out cross-entropy of a bigram table
+
+
+def _random_table(n_vocab: int, seed: int) -> torch.Tensor:
+    """A bigram table with every entry positive (so no -log 0), columns summing to 1."""
+    g = torch.Generator().manual_seed(seed)
+    T = torch.rand(n_vocab, n_vocab, generator=g, dtype=torch.float64) + 0.05
+    return T / T.sum(0, keepdim=True)
+
+
+def _random_ids(n_vocab: int, length: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, n_vocab, (length,), generator=g)
+
+
+def _ce(P: torch.Tensor, ids: torch.Tensor) -> float:
+    return float(-torch.log(P.double()[ids[1:], ids[:-1]]).mean())
+
+
+@exercise(answered_by=("helpers.ngrams.cross_entropy",))
+def check_heldout_cross_entropy(fn) -> bool:
+    """``fn(P, ids)`` takes a bigram table P (columns: P[:, a] = next-token distribution after a) and a
+    token stream, and must return the mean of -ln P[next, previous] over its len(ids) - 1 predictions."""
+    what = "heldout_cross_entropy(P, ids)"
+    forbid = ("helpers.ngrams.cross_entropy",)
+    P, ids = _random_table(3, 0).float(), torch.tensor([0, 2, 1, 1, 0])
+    P_before, ids_before = P.clone(), ids.clone()
+    first = number_result(call(fn, P, ids, what=what, forbid=forbid), what)
+    if not (torch.equal(P, P_before) and torch.equal(ids, ids_before)):
+        raise ExerciseError(f"{what} changed the table or the tokens it was given; compute new tensors instead.")
+    cases = [(P, ids, first)]
+    for n_vocab, length, seed in ((5, 40, 1), (7, 13, 2), (2, 9, 3)):  # odd sizes the notebook never uses
+        P_, ids_ = _random_table(n_vocab, seed).float(), _random_ids(n_vocab, length, seed)
+        cases.append((P_, ids_, number_result(call(fn, P_, ids_.clone(), what=what, forbid=forbid), what)))
+    for P_, ids_, got in cases:
+        want = _ce(P_, ids_)
+        if abs(got - want) < 1e-4:
+            continue
+        p_actual = P_.double()[ids_[1:], ids_[:-1]]
+        logp = torch.log(p_actual)
+        if abs(got + want) < 1e-4:
+            raise ExerciseError(f"{what} is negative ({got:.4f}): the cross-entropy is the mean of *minus* "
+                                "ln p, a positive number (ln of a probability is never above 0).")
+        if abs(got - _ce(P_.T, ids_)) < 1e-4:
+            raise ExerciseError(f"{what} reads the table the wrong way round: P[previous, next]. In the post's "
+                                "convention column a is the distribution after a, so the probability of "
+                                "b after a is P[b, a] = P[ids[1:], ids[:-1]].")
+        if abs(got - float(-logp.sum())) < 1e-4:
+            raise ExerciseError(f"{what} returns the *sum* of -ln p over the text; the cross-entropy is the "
+                                "mean (nats per token), so texts of different lengths compare.")
+        if abs(got - float(-logp.sum()) / len(ids_)) < 1e-4:
+            raise ExerciseError(f"{what} divides by len(ids), but a text of len(ids) tokens has only "
+                                "len(ids) - 1 predictions (the first token has no previous one).")
+        if abs(got - want / math.log(2)) < 1e-4 or abs(got - want / math.log(10)) < 1e-4:
+            raise ExerciseError(f"{what} uses log base 2 or 10; the series measures in nats, the natural "
+                                "log (torch.log).")
+        if abs(got - math.exp(want)) < 1e-3:
+            raise ExerciseError(f"{what} returns the perplexity e^(cross-entropy); return the cross-entropy itself.")
+        if abs(got - float(-torch.log(P_.double()[ids_[:-1], ids_[1:]]).mean())) < 1e-4:
+            raise ExerciseError(f"{what} pairs each token with the one *before* it as its prediction: the "
+                                "previous token is ids[:-1] (the column), the next one ids[1:] (the row).")
+        raise ExerciseError(f"{what} gave {got:.4f} for a {P_.shape[0]}-token table and a text of "
+                            f"{len(ids_)} tokens, expected {want:.4f} (the mean of -ln P[next, previous]).")
+    return passed("Correct: the mean of -ln P[next, previous] over the len(ids) - 1 predictions, in nats.")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exercise 1.3: add-k smoothing and its held-out loss
+
+
+def _add_k(C: torch.Tensor, k: float) -> torch.Tensor:
+    n_vocab = C.shape[0]
+    return (C + k) / (C.sum(0, keepdim=True) + k * n_vocab)
+
+
+def _counts(ids: torch.Tensor, n_vocab: int) -> torch.Tensor:
+    C = torch.zeros(n_vocab, n_vocab, dtype=torch.float64)
+    C.index_put_((ids[1:], ids[:-1]), torch.ones(len(ids) - 1, dtype=torch.float64), accumulate=True)
+    return C
+
+
+@exercise(answered_by=())
+def check_add_k_loss(fn) -> bool:
+    """``fn(train_ids, heldout_ids, n_vocab, k)`` must count bigrams on the training text, smooth them
+    with add-k, P[b, a] = (C[b, a] + k) / (sum_b' C[b', a] + k n_vocab), and return the held-out
+    cross-entropy of that table (nats per token)."""
+    what = "add_k_loss(train_ids, heldout_ids, n_vocab, k)"
+    # hidden corpora: a tiny vocabulary, a training text that misses some pairs the held-out text has
+    cases = [(_random_ids(4, 30, 10), _random_ids(4, 12, 11), 4, 1.0),
+             (_random_ids(6, 50, 12), _random_ids(6, 20, 13), 6, 0.1),
+             (_random_ids(5, 25, 14), _random_ids(5, 30, 15), 5, 0.01),
+             (torch.tensor([0, 1, 0, 1, 0, 1, 0]), torch.tensor([1, 2, 2, 0]), 3, 0.5)]  # token 2 never seen
+    for train, heldout, n_vocab, k in cases:
+        train_before, heldout_before = train.clone(), heldout.clone()
+        got = number_result(call(fn, train, heldout, n_vocab, k, what=what), what)
+        if not (torch.equal(train, train_before) and torch.equal(heldout, heldout_before)):
+            raise ExerciseError(f"{what} changed the token streams it was given.")
+        C, Ch = _counts(train, n_vocab), _counts(heldout, n_vocab)
+        want = _ce(_add_k(C, k), heldout)
+        if abs(got - want) < 1e-4:
+            continue
+        where = f"(n_vocab = {n_vocab}, k = {k}, {len(train)} training and {len(heldout)} held-out tokens)"
+        close = lambda value: abs(got - value) < 1e-4  # noqa: E731
+        if close(_ce(_add_k(C, 1.0), heldout)) and k != 1.0:
+            raise ExerciseError(f"{what} gives the loss of add-1 whatever k is {where}: use the k it is given.")
+        if close(_ce(_add_k(C.T, k).T, heldout)):
+            raise ExerciseError(f"{what} normalises the smoothed counts over *rows* {where}. In the post's "
+                                "convention column a is the distribution after a: divide each column by its "
+                                "own total, sum over dim 0.")
+        if close(_ce(_add_k(C, k).T, heldout)):
+            raise ExerciseError(f"{what} reads the table the wrong way round {where}: the probability of b "
+                                "after a is P[b, a] (next token = row, previous token = column).")
+        if close(_ce((C + k) / C.sum(0, keepdim=True).clamp(min=1e-12), heldout)):
+            raise ExerciseError(f"{what} adds k to the counts but not to their totals {where}, so the columns "
+                                "sum to more than 1. Each column gains k for each of the n_vocab tokens: "
+                                "divide by (column total + k * n_vocab).")
+        if close(_ce((C + k) / (C.sum(0, keepdim=True) + k), heldout)):
+            raise ExerciseError(f"{what} adds k once to each column's total {where}, but k was added to "
+                                "n_vocab counts in that column: the total grows by k * n_vocab.")
+        if close(_ce(_add_k(Ch, k), heldout)) or close(_ce(_add_k(_counts(torch.cat([train, heldout]), n_vocab), k),
+                                                                heldout)):
+            raise ExerciseError(f"{what} counts pairs of the held-out text {where}. The table must come from "
+                                "the training text alone; the held-out text only scores it.")
+        if close(_ce(_add_k(C, k), heldout) * (len(heldout) - 1)):
+            raise ExerciseError(f"{what} returns the total -ln p over the held-out text {where}; return the "
+                                "mean per prediction (nats per token).")
+        raise ExerciseError(f"{what} gave {got:.4f} {where}, expected {want:.4f}.")
+    return passed("Correct: (C + k) / (column total + k n_vocab) never gives 0, so every held-out pair gets "
+                  "a finite loss.")

@@ -1,0 +1,148 @@
+"""Exercises of notebook 05: a whole multi-head attention layer without a loop over its heads, and a head
+switched off by hand (a zero ablation), measured against the model on texts the notebook never shows."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from helpers.checks.base import ExerciseError, as_tensor, exercise, expect_real, expect_shape, number_result, passed
+from helpers.checks.attention import call, innermost, python_loop
+from helpers.model import attention as att
+from helpers.model import names
+from helpers.softmax import softmax
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4))
+
+
+def _layer(x, W_Q, W_K, W_V, W_O, *, scale=None, mask=True, transpose_A=False):
+    """o^h for every head (H, d_model, n), or one of the usual mistakes."""
+    q, k, v = W_Q @ x, W_K @ x, W_V @ x
+    S = q.mT @ k / (math.sqrt(W_Q.shape[-2]) if scale is None else scale)
+    A = att.softmax_star(S, mask=mask)
+    return W_O @ v @ (A if transpose_A else A.mT)
+
+
+LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10, 1))  # seed, H, d_head, d_model, n
+
+
+@exercise(answered_by=("helpers.model.attention.attention",))
+def check_attention_layer(fn) -> bool:
+    """fn(x0 (d_model, n), W_Q, W_K, W_V (H, d_head, d_model), W_O (H, d_model, d_head)) -> o (d_model, n),
+    the sum of the heads' outputs with the causal mask on."""
+    what = "attention_layer(x0, W_Q, W_K, W_V, W_O)"
+    forbid = innermost("helpers.model.attention.attention", "helpers.model.attention.concat_output",
+                       "helpers.model.attention.single_query", "torch.nn.functional.scaled_dot_product_attention")
+    for seed, H, d_head, d_model, n in LAYER_CASES:
+        g = torch.Generator().manual_seed(seed)
+        W_Q, W_K, W_V = (torch.randn(H, d_head, d_model, generator=g) / 2 for _ in range(3))
+        W_O = torch.randn(H, d_model, d_head, generator=g)
+        x = torch.randn(d_model, n, generator=g)
+        o_heads = _layer(x, W_Q, W_K, W_V, W_O)
+        right = o_heads.sum(0)
+        out = as_tensor(call(fn, x.clone(), W_Q, W_K, W_V, W_O, what=what, forbid=forbid), what)
+        if out.shape == (H, d_model, n) and H > 1:
+            raise ExerciseError(f"{what} returned one output per head (H, d_model, n); the layer's output is "
+                                "their sum, o = sum_h W_O^h r^h (d_model, n).")
+        expect_shape(out, (d_model, n), what, "o lives in the residual stream: (d_model, n).")
+        out = expect_real(out, what)
+        if _close(out, right):
+            loop = python_loop(fn)
+            if loop:
+                raise ExerciseError(f"{what} gives the right numbers, but with a Python loop (`{loop}`). Carry "
+                                    "the head dimension with broadcasting (W_Q @ x0 is (H, d_head, n)) or "
+                                    "torch.einsum instead, so one pass computes every head.")
+            continue
+        guesses = [
+            (H > 1, "you averaged the heads; each head writes into the residual stream and their outputs are "
+                    "added: o = sum_h o^h.", right / H),
+            (True, "this is x1 = x0 + o; the exercise asks for the layer's output o alone.", x + right),
+            (n > 1, "the causal mask is missing: query i sees keys j > i. Use softmax* (−inf above the "
+                    "diagonal) for every head.", _layer(x, W_Q, W_K, W_V, W_O, mask=False).sum(0)),
+            (True, "did you forget to divide the scores by sqrt(d_head)?",
+             _layer(x, W_Q, W_K, W_V, W_O, scale=1.0).sum(0)),
+            (True, "did you divide by sqrt(d_model) instead of sqrt(d_head)? Each head's dot products have "
+                   "d_head terms.", _layer(x, W_Q, W_K, W_V, W_O, scale=math.sqrt(d_model)).sum(0)),
+            (n > 1, "rows and columns of A are swapped: r^h = v^h (A^h)^T, because token i's result uses row i "
+                    "of A (in einsum: A's *first* index is the query, the same index as r's column).",
+             _layer(x, W_Q, W_K, W_V, W_O, transpose_A=True).sum(0)),
+        ]
+        for applies, msg, wrong in guesses:
+            if applies and _close(out, wrong):
+                raise ExerciseError(f"{what}: {msg}")
+        raise ExerciseError(f"{what} has the right shape but the wrong numbers (random weights, H = {H}, "
+                            f"d_head = {d_head}, d_model = {d_model}, n = {n}). Per head: q, k, v = W x0, "
+                            "A = softmax*(q^T k / sqrt(d_head)), r = v A^T, o^h = W_O r; then sum over h.")
+    return passed(f"the layer is right on {len(LAYER_CASES)} random layers (1 to 4 heads, d_head 3 to 8, "
+                  "1 to 7 tokens).")
+
+
+def _texts(n_vocab: int, n_ctx: int) -> list[torch.Tensor]:
+    """Random texts of a few lengths (not the notebook's sentences)."""
+    g = torch.Generator().manual_seed(5)
+    return [torch.randint(0, n_vocab, (n,), generator=g) for n in (3, 7, min(12, n_ctx), 2, 9)]
+
+
+def _near(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-8 + 2e-4 * abs(b)
+
+
+@exercise(answered_by=("helpers.interp.ablation.ablated",))
+def check_prob_without_head(fn, model) -> bool:
+    """fn(model, ids (n,), h, target) -> p(target) after the last token with head h of the one-layer model
+    switched off (o^h := 0, a zero ablation)."""
+    what = "prob_without_head(model, ids, h, target)"
+    forbid = innermost("helpers.interp.ablation.ablated", "helpers.interp.attribution.direct_logit_attribution")
+    # the learner's function first: an unfilled copy says "not written yet" whatever `model` is
+    call(fn, model, torch.tensor([1, 2, 3]), 0, 0, what=what, forbid=forbid)
+    if model is None or not hasattr(model, "run_with_cache"):
+        raise ExerciseError(f"{what}: the check needs the trained one-layer model as its second argument: "
+                            "checks.check_prob_without_head(prob_without_head, model).")
+    H, W_U = model.cfg.n_heads, model.unembed.W_U.detach()
+    texts = _texts(model.cfg.n_vocab, model.cfg.n_ctx)
+    for case, ids in enumerate(texts):
+        h = (case + 1) % H
+        _, cache = model.run_with_cache(ids)
+        x0_n, x1_n, o_heads = cache["x0"][:, -1], cache["x1"][:, -1], cache[names.key(0, "o_heads")][:, :, -1]
+        if case % 2:   # a random word, or the model's own favourite
+            target = int(torch.randint(0, model.cfg.n_vocab, (1,), generator=torch.Generator().manual_seed(case)))
+        else:
+            target = int((W_U @ x1_n).argmax())
+
+        def prob(x):
+            return float(softmax(W_U @ x, dim=0)[target])
+
+        out = call(fn, model, ids.clone(), h, target, what=what, forbid=forbid)
+        if isinstance(out, torch.Tensor) and out.numel() == model.cfg.n_vocab:
+            raise ExerciseError(f"{what} returned the whole distribution ({tuple(out.shape)}); return one number, "
+                                "the probability of `target`: p[target].")
+        p = number_result(out, what)
+        right = prob(x1_n - o_heads[h])
+        if _near(p, right):
+            continue
+        if not 0 <= p <= 1:
+            raise ExerciseError(f"{what} returned {p:.4g}, which is not a probability. Did you return a logit? "
+                                "p = softmax(W_U x1_n) over the vocabulary, then take entry `target`.")
+        wrong = {
+            "nothing changed: that is the model's own probability. Remove head h's output o^h from the "
+            "residual stream before the unembedding: x1_n - o^h_n.": prob(x1_n),
+            "you removed every head (x0_n alone); switch off only head h: x1_n - o^h_n.": prob(x0_n),
+            "you kept only head h (x0_n + o^h_n); remove it instead and keep the others.": prob(x0_n + o_heads[h]),
+            "that is the prediction at the *first* position; the next token is predicted at the last one, "
+            "column n of x1.": prob(cache["x1"][:, 0] - cache[names.key(0, "o_heads")][h, :, 0]),
+        }
+        for g in range(H):
+            if g != h:
+                wrong.setdefault(f"you switched off head {g}, not head {h}: o_heads[h] is head h's output "
+                                 "(heads count from 0).", prob(x1_n - o_heads[g]))
+        for msg, value in wrong.items():
+            if _near(p, value):
+                raise ExerciseError(f"{what}: {msg}")
+        raise ExerciseError(f"{what} returned {p:.4g}, but with head {h} off the model gives {right:.4g} "
+                            f"(a random text of {len(ids)} tokens, target id {target}). Set o^h := 0 in "
+                            "x1 = x0 + sum_h o^h, then p = softmax(W_U x1_n)[target].")
+    return passed(f"your ablation matches the model with one head switched off on {len(texts)} random texts "
+                  "this notebook never shows.")
