@@ -129,5 +129,7 @@ def test_in_jupyter_an_unwritten_exercise_is_reported_on_stderr_and_a_wrong_one_
         assert "✗ double(2): not written yet" in capsys.readouterr().err
         with pytest.raises(ExerciseError, match="should be 4"):
             check_double(lambda x: x)
+        assert check_double(lambda x: 2 * x) is None          # no "True" output for nbgrader to parse
+        assert "✔ ok" in capsys.readouterr().out
     finally:
         InteractiveShell.clear_instance()

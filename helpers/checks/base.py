@@ -48,13 +48,17 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
 
     In Jupyter, an exercise not written yet is reported on stderr instead of raised, so "Run All" on a
     fresh learner copy runs to the end; nbgrader still scores such a cell 0 (it counts stderr as failing).
-    A wrong answer always raises. Outside Jupyter (tests, scripts) both raise.
+    A wrong answer always raises. Outside Jupyter (tests, scripts) both raise, and a right answer returns
+    True (in Jupyter None: the printed ✔ line says it).
     """
     def mark(check: Callable) -> Callable:
         @functools.wraps(check)
         def run(*args, **kwargs):
             try:
-                return check(*args, **kwargs)
+                ok = check(*args, **kwargs)
+                # in Jupyter the ✔ line is the answer: no "True" under it, which nbgrader would also try
+                # to read as a partial-credit score
+                return None if _in_jupyter() else ok
             except NotWrittenYet as e:
                 if not _in_jupyter():
                     raise
