@@ -1,8 +1,8 @@
 """Auto-checked exercises: ``check_<exercise>(fn)`` runs a learner's function on test inputs and
 explains the most likely mistake in the post's terms. Nothing else in ``helpers`` imports this.
 
-Each ``check_*`` returns True (in Jupyter: None, after a ✔ line) when the answer is right and raises ``ExerciseError`` (with a
-message, never a deep torch traceback) when it is not.
+Each ``check_*`` returns True (in Jupyter: None, after a ✔ line) when the answer is right and raises
+``ExerciseError`` (with a message, never a deep torch traceback) when it is not.
 
 ngrams.py     notebook 01: normalising bigram counts, held-out cross-entropy, add-k smoothing
 softmax.py    notebook 02: a numerically stable softmax
