@@ -14,35 +14,12 @@ import textwrap
 
 import torch
 
-from helpers.checks import base
-from helpers.checks.base import ExerciseError, as_tensor, exercise, expect_real, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, passed
 from helpers.model import attention as att
 from helpers.softmax import softmax
 
 NEG_INF = float("-inf")
 FUSED = "torch.nn.functional.scaled_dot_product_attention"
-
-
-def innermost(*dotted: str) -> tuple[str, ...]:
-    """The names for ``call(forbid=...)`` of the functions themselves, under any decorators: a decorated
-    helper (torch.no_grad, contextmanager, or the exercise tracer of tests/test_exercises.py) shares its
-    wrapper's code with every other function so decorated, so forbidding the wrapper would also refuse
-    an honest call of another one (the notebook's softmax, say)."""
-    names = []
-    for name in dotted:
-        obj = base._resolve(name)
-        while hasattr(obj, "__wrapped__"):
-            obj, name = obj.__wrapped__, name + ".__wrapped__"
-        names.append(name)
-    return tuple(names)
-
-
-def call(fn, *args, what: str, forbid: tuple[str, ...] = ()):
-    """``base.call``, with a forbidden helper named as the learner knows it (without ``.__wrapped__``)."""
-    try:
-        return base.call(fn, *args, what=what, forbid=forbid)
-    except ExerciseError as e:  # keep its type: base.NotWrittenYet is reported differently in Jupyter
-        raise type(e)(str(e).replace(".__wrapped__", "")) from None
 
 
 def python_loop(fn) -> str | None:
@@ -91,7 +68,7 @@ SQ_CASES = ((0, 4, 36, 6), (1, 3, 7, 5), (2, 8, 16, 1), (3, 5, 11, 9))  # seed, 
 def check_single_query(fn) -> bool:
     """fn(x (d_model, n), W_Q, W_K, W_V (d_head, d_model), W_O (d_model, d_head)) -> o_n (d_model, 1)."""
     what = "single_query_attention(x0, W_Q, W_K, W_V, W_O)"
-    forbid = innermost("helpers.model.attention.single_query", "helpers.model.attention.attention", FUSED)
+    forbid = ("helpers.model.attention.single_query", "helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in SQ_CASES:
         x, W_Q, W_K, W_V, W_O = _inputs(seed, None, d_head, d_model, n)
         right = att.single_query(x, W_Q, W_K, W_V, W_O)
@@ -219,7 +196,7 @@ def check_hide_token(fn) -> bool:
 def check_all_scores(fn) -> bool:
     """fn(x0 (d_model, n), W_Q, W_K (d_head, d_model)) -> scores (n, n) = q^T k / sqrt(d_head), no mask."""
     what = "all_scores(x0, W_Q, W_K)"
-    forbid = innermost("helpers.model.attention.attention", FUSED)
+    forbid = ("helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in ((0, 4, 12, 5), (1, 3, 7, 4), (2, 6, 10, 1), (3, 5, 16, 9)):
         x, W_Q, W_K, _, _ = _inputs(seed, None, d_head, d_model, n)
         q, k = W_Q @ x, W_K @ x
@@ -262,7 +239,7 @@ def check_causal_attention(fn) -> bool:
     """fn(scores (n, n), v (d_head, n), W_O (d_model, d_head)) -> o (d_model, n): mask the future with -inf,
     softmax each row (A), r = v A^T, o = W_O r."""
     what = "causal_attention(scores, v, W_O)"
-    forbid = innermost("helpers.model.attention.softmax_star", "helpers.model.attention.attention", FUSED)
+    forbid = ("helpers.model.attention.softmax_star", "helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in ((0, 4, 9, 5), (1, 3, 10, 7), (2, 5, 8, 1), (3, 6, 11, 4)):
         g = torch.Generator().manual_seed(seed)
         S = torch.randn(n, n, generator=g) * 2

@@ -7,8 +7,9 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, exercise, expect_real, expect_shape, number_result, passed
-from helpers.checks.attention import call, innermost, python_loop
+from helpers.checks.attention import python_loop
+from helpers.checks.base import (ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, number_result,
+                                 passed)
 from helpers.model import attention as att
 from helpers.model import names
 from helpers.softmax import softmax
@@ -34,7 +35,7 @@ def check_attention_layer(fn) -> bool:
     """fn(x0 (d_model, n), W_Q, W_K, W_V (H, d_head, d_model), W_O (H, d_model, d_head)) -> o (d_model, n),
     the sum of the heads' outputs with the causal mask on."""
     what = "attention_layer(x0, W_Q, W_K, W_V, W_O)"
-    forbid = innermost("helpers.model.attention.attention", "helpers.model.attention.concat_output",
+    forbid = ("helpers.model.attention.attention", "helpers.model.attention.concat_output",
                        "helpers.model.attention.single_query", "torch.nn.functional.scaled_dot_product_attention")
     for seed, H, d_head, d_model, n in LAYER_CASES:
         g = torch.Generator().manual_seed(seed)
@@ -95,7 +96,7 @@ def check_prob_without_head(fn, model) -> bool:
     """fn(model, ids (n,), h, target) -> p(target) after the last token with head h of the one-layer model
     switched off (o^h := 0, a zero ablation)."""
     what = "prob_without_head(model, ids, h, target)"
-    forbid = innermost("helpers.interp.ablation.ablated", "helpers.interp.attribution.direct_logit_attribution")
+    forbid = ("helpers.interp.ablation.ablated", "helpers.interp.attribution.direct_logit_attribution")
     # the learner's function first: an unfilled copy says "not written yet" whatever `model` is
     call(fn, model, torch.tensor([1, 2, 3]), 0, 0, what=what, forbid=forbid)
     if model is None or not hasattr(model, "run_with_cache"):
