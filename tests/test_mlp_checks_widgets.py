@@ -7,6 +7,7 @@ from helpers.checks.base import ExerciseError
 from helpers.checks.mlp import check_mlp
 from helpers.facts import FactsTask, fact_scores, train_facts
 from helpers.model.config import Config
+from helpers.model import names
 from helpers.model.mlp import mlp
 from helpers.train import fresh_model
 
@@ -114,7 +115,7 @@ def _ordered_until_flip(score):
 
     def fact_neurons(model, prompt, answer):
         _, cache = model.run_with_cache(prompt)
-        z = cache["L0.z"][:, -1]
+        z = cache[names.key(0, "z")][:, -1]
         order = score(model, z, answer).argsort(descending=True).tolist()
         for size in range(1, len(order) + 1):
             with ablated(model, neurons=[(0, j) for j in order[:size]]):
@@ -130,7 +131,7 @@ def _direct_effect(model, z, answer):
 
 def _most_negative(model, prompt, answer):
     """The sign mistake: the two firing neurons that push the right colour down the most."""
-    z = model.run_with_cache(prompt)[1]["L0.z"][:, -1]
+    z = model.run_with_cache(prompt)[1][names.key(0, "z")][:, -1]
     effect = _direct_effect(model, z, answer).masked_fill(z <= 0, torch.inf)
     return effect.argsort()[:2].tolist()
 
@@ -144,7 +145,8 @@ def test_fact_neurons_right_answers_pass():
 
 @pytest.mark.parametrize("wrong, message", [
     (lambda m, p, a: _most_negative(m, p, a), "push it \\*down\\*"),
-    (lambda m, p, a: (m.run_with_cache(p)[1]["L0.z"][:, -1] <= 0).nonzero().flatten()[:3].tolist(), "do not fire"),
+    (lambda m, p, a: (m.run_with_cache(p)[1][names.key(0, "z")][:, -1] <= 0).nonzero().flatten()[:3].tolist(),
+     "do not fire"),
     (_ordered_until_flip(lambda m, z, a: torch.randperm(z.shape[0], generator=torch.Generator().manual_seed(0))
                          .float()), "they are large"),
     (lambda m, p, a: list(range(m.cfg.d_mlp)) + [m.cfg.d_mlp], "d_mlp = 64"),

@@ -8,6 +8,7 @@ from typing import Callable
 import torch
 
 from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
+from helpers.model import names
 from helpers.model.mlp import mlp
 
 
@@ -106,7 +107,7 @@ def _reference_size(model, prompt, answer) -> int:
     """How many neurons the usual orderings need: by direct push on the right colour's logit, and on its
     margin over the runner-up; the smaller of the two."""
     logits, cache = model.run_with_cache(prompt)
-    z = cache["L0.z"][:, -1]
+    z = cache[names.key(0, "z")][:, -1]
     W_U, W_2 = model.unembed.W_U.detach(), model.blocks[0].mlp.W_2.detach()
     rival = int(logits[:, -1].clone().index_fill_(0, torch.tensor([answer]), -torch.inf).argmax())
     pushes = (z * (W_U[answer] @ W_2), z * ((W_U[answer] - W_U[rival]) @ W_2))
@@ -163,7 +164,7 @@ def check_fact_neurons(fn: Callable) -> bool:
         neurons = _neuron_list(out, d_mlp, what)
         if not _flipped(model, prompt, answer, neurons):
             logits, cache = model.run_with_cache(prompt)
-            z = cache["L0.z"][:, -1]
+            z = cache[names.key(0, "z")][:, -1]
             with torch.no_grad():
                 push = z * (model.unembed.W_U[answer] @ model.blocks[0].mlp.W_2)
             if bool((z[neurons] <= 0).all()):
