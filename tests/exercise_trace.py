@@ -6,16 +6,17 @@ pass using a softmax, a widget) are not the notebook showing the computation, an
 """
 
 import functools
-import importlib
 import json
 import os
 import sys
+import types
 from pathlib import Path
 
 
 def _install() -> None:
     import helpers
     from helpers import checks
+    from helpers.checks.base import resolve
 
     helpers_dir = str(Path(helpers.__file__).resolve().parent)
     libraries = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
@@ -50,17 +51,12 @@ def _install() -> None:
 
     wanted = sorted({name for check in vars(checks).values() for name in getattr(check, "answered_by", ())})
     for dotted in wanted:
-        module_name, _, attr = dotted.rpartition(".")
-        owner_name, is_method = module_name, False
-        try:
-            owner = importlib.import_module(module_name)
-        except ImportError:  # "package.module.Class.method"
-            owner_name, _, cls = module_name.rpartition(".")
-            owner, is_method = getattr(importlib.import_module(owner_name), cls), True
+        owner_name, _, attr = dotted.rpartition(".")
+        owner = resolve(owner_name)  # a module, or a class for "module.Class.method"
         original = getattr(owner, attr)
         wrapper = traced(original, dotted)
         setattr(owner, attr, wrapper)
-        if is_method:
+        if not isinstance(owner, types.ModuleType):
             continue
         # names other helpers modules imported before now ("from helpers.softmax import softmax")
         for module in list(sys.modules.values()):

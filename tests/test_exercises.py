@@ -42,9 +42,7 @@ WRONG_ANSWERS = WRONG in NAMES
 
 
 def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = nbtool.with_venv_path(env or dict(os.environ))  # nbgrader runs `alembic` from PATH
-    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
-                         env=env)
+    run = nbtool.nbgrader(course, *args, env=env)
     assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
     return run
 
@@ -59,6 +57,14 @@ def check_name(cell) -> str:
              and isinstance(n.value, ast.Name) and n.value.id == "checks" and n.attr.startswith("check_")]
     assert len(names) == 1, f"a check cell calls one checks.check_*: {cell.source!r}"
     return names[0]
+
+
+def tracer_profile(folder: Path) -> Path:
+    """An IPYTHONDIR whose start-up file is tests/exercise_trace.py."""
+    startup = folder / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "exercise_trace.py", startup / "00-trace.py")
+    return folder / "ipython"
 
 
 def wrong_answer(source: str) -> str:
@@ -87,9 +93,7 @@ def course(tmp_path_factory):
         (root / "submitted" / "wrong" / WRONG).mkdir(parents=True)
         nbformat.write(wrong, root / "submitted" / "wrong" / WRONG / f"{WRONG}.ipynb")
 
-    ipython = root / "ipython"
-    (ipython / "profile_default" / "startup").mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "exercise_trace.py", ipython / "profile_default" / "startup" / "00-trace.py")
+    ipython = tracer_profile(root)
     traces = root / "traces"
     traces.mkdir()
     env = os.environ | {"IPYTHONDIR": str(ipython), "GT_TRACE_DIR": str(traces), "MPLBACKEND": "Agg",
@@ -226,9 +230,7 @@ def test_the_tracer_sees_a_renamed_helper(tmp_path):
     is recorded; the same helper called by another helper is not."""
     from nbclient import NotebookClient
 
-    ipython = tmp_path / "ipython"
-    (ipython / "profile_default" / "startup").mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "exercise_trace.py", ipython / "profile_default" / "startup" / "00-trace.py")
+    ipython = tracer_profile(tmp_path)
     work = tmp_path / "student" / "nb"
     work.mkdir(parents=True)
     nb = nbformat.v4.new_notebook()
@@ -236,13 +238,8 @@ def test_the_tracer_sees_a_renamed_helper(tmp_path):
                 nbformat.v4.new_code_cell("P = tidy(torch.ones(3, 3))"),
                 nbformat.v4.new_code_cell("from helpers import ngrams\n"
                                           "ngrams.bigram_probs(torch.tensor([0, 1, 2, 1]), 3)")]
-    env_before = dict(os.environ)
-    os.environ.update(IPYTHONDIR=str(ipython), GT_TRACE_DIR=str(tmp_path))
-    try:
-        NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(env_before)
+    env = os.environ | {"IPYTHONDIR": str(ipython), "GT_TRACE_DIR": str(tmp_path)}
+    NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute(env=env)
     lines = [json.loads(x) for x in (tmp_path / "student__nb.jsonl").read_text().splitlines()]
     assert [(x["helper"], x["cell"]) for x in lines] == [("helpers.ngrams.normalize_columns", nb.cells[1].source)]
 

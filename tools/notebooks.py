@@ -179,10 +179,15 @@ def with_venv_path(env: dict) -> dict:
     return env | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
 
 
+def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``nbgrader ARGS`` in a course folder, with this Python's nbgrader, its output captured."""
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
+                          env=with_venv_path(env or dict(os.environ)))
+
+
 def generate_assignment(course: Path, name: str) -> None:
     """``nbgrader generate_assignment NAME`` in a course folder (quietly; its log if it fails)."""
-    run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force"],
-                         cwd=course, capture_output=True, text=True, env=with_venv_path(dict(os.environ)))
+    run = nbgrader(course, "generate_assignment", name, "--force")
     if run.returncode:
         raise SystemExit(f"nbgrader generate_assignment {name} failed:\n{run.stdout}{run.stderr}")
 

@@ -14,7 +14,7 @@ import textwrap
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, passed
 from helpers.model import attention as att
 from helpers.softmax import softmax
 
@@ -40,10 +40,6 @@ def python_loop(fn) -> str | None:
             if "range" in names or (names & args and not isinstance(it, (ast.Tuple, ast.List))):
                 return f"for {ast.unparse(loop.target)} in {ast.unparse(it)}"
     return None
-
-
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4))
 
 
 def _inputs(seed: int, n_heads: int | None, d_head: int = 4, d_model: int = 36, n: int = 6):
@@ -73,13 +69,13 @@ def check_single_query(fn) -> bool:
         x, W_Q, W_K, W_V, W_O = _inputs(seed, None, d_head, d_model, n)
         right = att.single_query(x, W_Q, W_K, W_V, W_O)
         out = as_tensor(call(fn, x.clone(), W_Q, W_K, W_V, W_O, what=what, forbid=forbid), what)
-        if out.shape in ((d_head, 1), (d_head,)) and _close(_column(out, d_head), right.r_n):
+        if out.shape in ((d_head, 1), (d_head,)) and close(_column(out, d_head), right.r_n):
             raise ExerciseError(f"{what} returned the result r_n (d_head x 1) — the last step is missing: "
                                 "o_n = W_O r_n maps it back to the residual stream (d_model x 1).")
         out = _column(out, d_model)
         expect_shape(out, (d_model, 1), what, "o_n is one column of the residual stream: (d_model, 1).")
         out = expect_real(out, what)
-        if _close(out, right.o_n):
+        if close(out, right.o_n):
             continue
         k, v, q_n = W_K @ x, W_V @ x, W_Q @ x[:, -1:]
         guesses = {
@@ -89,20 +85,20 @@ def check_single_query(fn) -> bool:
             "did you divide by d_head instead of its square root?": q_n.T @ k / d_head,
         }
         for msg, s in guesses.items():
-            if _close(out, W_O @ (v @ softmax(s[0], dim=0)[:, None])):
+            if close(out, W_O @ (v @ softmax(s[0], dim=0)[:, None])):
                 raise ExerciseError(f"{what}: the weights are off — {msg}")
         if n > 1:
             q_1 = W_Q @ x[:, :1]
-            if _close(out, W_O @ (v @ softmax((q_1.T @ k)[0] / math.sqrt(d_head), dim=0)[:, None])):
+            if close(out, W_O @ (v @ softmax((q_1.T @ k)[0] / math.sqrt(d_head), dim=0)[:, None])):
                 raise ExerciseError(f"{what}: you used the query of the *first* token; the post asks with the "
                                     "last one, q_n = W_Q x_n (x0[:, -1:]).")
-            if _close(out, W_O @ (v @ ((q_n.T @ k)[0] / math.sqrt(d_head))[:, None])):
+            if close(out, W_O @ (v @ ((q_n.T @ k)[0] / math.sqrt(d_head))[:, None])):
                 raise ExerciseError(f"{what}: the result uses the raw scores; turn them into weights that sum "
                                     "to 1 first, a = softmax(s).")
-            if _close(out, W_O @ v.mean(1, keepdim=True)):
+            if close(out, W_O @ v.mean(1, keepdim=True)):
                 raise ExerciseError(f"{what}: every token got the same weight 1/n — the weights must come "
                                     "from the scores, a = softmax(q_n^T k / sqrt(d_head)).")
-        if _close(out, x[:, -1:] + right.o_n):
+        if close(out, x[:, -1:] + right.o_n):
             raise ExerciseError(f"{what} returned x1_n = x0_n + o_n; the exercise asks for the attention "
                                 "output o_n alone (the residual add comes after).")
         raise ExerciseError(f"{what} returns the right shape but the wrong numbers (checked on random x0 and "
@@ -157,18 +153,18 @@ def check_hide_token(fn) -> bool:
         expect_shape(out, (n_vocab,), what, "p is one distribution over the vocabulary: (n_vocab,) or (n_vocab, 1).")
         out = expect_real(out, what)
         right = _hide(*args)
-        if _close(out, right):
+        if close(out, right):
             continue
         if abs(float(out.sum()) - 1) > 1e-4 or (out < 0).any():
             raise ExerciseError(f"{what}: the numbers do not sum to 1 over the vocabulary (they sum to "
                                 f"{float(out.sum()):.3f}). The last step is p = softmax(W_U x1_n) over the "
                                 "n_vocab logits.")
         full = softmax(W_U @ (x[:, -1] + att.single_query(x, W_Q, W_K, W_V, W_O).o_n[:, 0]), dim=0)
-        if _close(out, full):
+        if close(out, full):
             raise ExerciseError(f"{what} gives the model's usual prediction: nothing was hidden. Give token j "
                                 "the score -inf before the softmax, so its weight becomes exactly 0.")
         for other in (j - 1, j + 1):
-            if 0 <= other < n and _close(out, _hide(x, other, W_Q, W_K, W_V, W_O, W_U)):
+            if 0 <= other < n and close(out, _hide(x, other, W_Q, W_K, W_V, W_O, W_U)):
                 raise ExerciseError(f"{what} hid token {other} instead of token {j}: j is a Python index "
                                     "(column j of x0, counting from 0).")
         mistakes = {
@@ -182,7 +178,7 @@ def check_hide_token(fn) -> bool:
             "still gives it weight. Hide it through its score (-inf).": _hide(*args, zero_vector=True),
         }
         for msg, wrong in mistakes.items():
-            if _close(out, wrong):
+            if close(out, wrong):
                 raise ExerciseError(f"{what}: {msg}")
         raise ExerciseError(f"{what} returns a distribution, but not the right one (random x0 and weights, "
                             f"n = {n}, j = {j}). Steps: the scores s of the last query, s_j = -inf, a = softmax(s), "
@@ -210,9 +206,9 @@ def check_all_scores(fn) -> bool:
             raise ExerciseError(f"{what} contains -inf: no mask yet. This is every query against every key, "
                                 "the future included; the next cells decide which entries may count.")
         out = expect_real(out, what)
-        if _close(out, right):
+        if close(out, right):
             continue
-        if n > 1 and _close(out, right.T):
+        if n > 1 and close(out, right.T):
             raise ExerciseError(f"{what} is transposed: row i must be query i (scores[i, j] = q_i^T k_j). "
                                 "k^T q has the keys in the rows.")
         guesses = {
@@ -223,7 +219,7 @@ def check_all_scores(fn) -> bool:
             "did you use W_Q for the keys too? Keys are k = W_K x0.": q.T @ q / math.sqrt(d_head),
         }
         for msg, wrong in guesses.items():
-            if _close(out, wrong):
+            if close(out, wrong):
                 raise ExerciseError(f"{what}: {msg}")
         raise ExerciseError(f"{what} has the right shape but the wrong numbers (random x0, d_head = {d_head}, "
                             f"n = {n}): q = W_Q x0, k = W_K x0, scores = q^T k / sqrt(d_head).")
@@ -259,7 +255,7 @@ def check_causal_attention(fn) -> bool:
                                 "Only keys *after* the query are hidden (j > i, strictly above the diagonal); "
                                 "every token may look at itself, so keep the diagonal: triu(..., diagonal=1).")
         out = expect_real(out, what)
-        if _close(out, W_O @ v @ A.T):
+        if close(out, W_O @ v @ A.T):
             loop = python_loop(fn)
             if loop:
                 raise ExerciseError(f"{what} gives the right numbers, but with a Python loop (`{loop}`). The "
@@ -279,9 +275,9 @@ def check_causal_attention(fn) -> bool:
             "-inf first, then take the softmax.": softmax(S, dim=-1).masked_fill(future, 0.0),
         }
         for msg, wrong_A in guesses.items():
-            if _close(out, W_O @ v @ wrong_A.T):
+            if close(out, W_O @ v @ wrong_A.T):
                 raise ExerciseError(f"{what}: {msg}")
-        if n > 1 and _close(out, W_O @ v @ A):
+        if n > 1 and close(out, W_O @ v @ A):
             raise ExerciseError(f"{what}: rows and columns are swapped in r. Token i's result is "
                                 "r_i = sum_j a_ij v_j, which uses *row* i of A: r = v A^T, not v A.")
         raise ExerciseError(f"{what} has the right shape but the wrong numbers (random scores, n = {n}): "

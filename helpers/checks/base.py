@@ -94,10 +94,11 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _resolve(dotted: str) -> Any:
-    """"helpers.softmax.softmax" or "torch.softmax" -> the function object."""
+def resolve(dotted: str) -> Any:
+    """"helpers.softmax.softmax", "torch.Tensor.softmax" or "helpers.ngrams" -> that object (the longest
+    importable module prefix, then attributes)."""
     parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
@@ -118,7 +119,7 @@ def _watching(forbid: tuple[str, ...], seen: list[str]):
     codes, builtins_ = {}, {}
     for dotted in forbid:
         # the function under its decorators (torch.no_grad, a tracer's wrapper): wrappers share one code
-        obj = inspect.unwrap(_resolve(dotted))
+        obj = inspect.unwrap(resolve(dotted))
         code = getattr(obj, "__code__", None)
         if code is not None:
             codes[code] = dotted
@@ -224,6 +225,11 @@ def number_result(out: Any, what: str) -> float:
     if math.isnan(out) or math.isinf(out):
         raise ExerciseError(f"{what} is {out}: a division by zero or a log of 0 somewhere?")
     return float(out)
+
+
+def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    """Same shape and the same numbers up to rounding (compared in float64)."""
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol))
 
 
 def passed(message: str) -> bool:

@@ -8,15 +8,11 @@ import math
 import torch
 
 from helpers.checks.attention import python_loop
-from helpers.checks.base import (ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, number_result,
-                                 passed)
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape,
+                                 number_result, passed)
 from helpers.model import attention as att
 from helpers.model import names
 from helpers.softmax import softmax
-
-
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4))
 
 
 def _layer(x, W_Q, W_K, W_V, W_O, *, scale=None, mask=True, transpose_A=False):
@@ -50,7 +46,7 @@ def check_attention_layer(fn) -> bool:
                                 "their sum, o = sum_h W_O^h r^h (d_model, n).")
         expect_shape(out, (d_model, n), what, "o lives in the residual stream: (d_model, n).")
         out = expect_real(out, what)
-        if _close(out, right):
+        if close(out, right):
             loop = python_loop(fn)
             if loop:
                 raise ExerciseError(f"{what} gives the right numbers, but with a Python loop (`{loop}`). Carry "
@@ -72,7 +68,7 @@ def check_attention_layer(fn) -> bool:
              _layer(x, W_Q, W_K, W_V, W_O, transpose_A=True).sum(0)),
         ]
         for applies, msg, wrong in guesses:
-            if applies and _close(out, wrong):
+            if applies and close(out, wrong):
                 raise ExerciseError(f"{what}: {msg}")
         raise ExerciseError(f"{what} has the right shape but the wrong numbers (random weights, H = {H}, "
                             f"d_head = {d_head}, d_model = {d_model}, n = {n}). Per head: q, k, v = W x0, "
