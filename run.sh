@@ -4,6 +4,7 @@
 #   bash run.sh lab     set up on first use, then open the series in JupyterLab
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
+#   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
 #   bash run.sh refresh-notebooks   re-run the notebooks and store their checked outputs (maintainers)
 #   bash run.sh setup   only set up (what the commands above do on first use)
 #
@@ -167,6 +168,24 @@ browser() {
   fi
 }
 
+# configurable-http-proxy, JupyterHub's proxy, from npm (tools/proxy's package-lock.json) for `bash run.sh hub` and
+# the hub test. Without Node.js and npm it is left out: the hub command says why, the hub test skips.
+proxy() {
+  local want stamp=tools/proxy/node_modules/.gt-installed
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "==> Node.js and npm not found: JupyterHub's proxy is not installed (bash run.sh hub needs them)"
+    return 0
+  fi
+  want=$(cat tools/proxy/package.json tools/proxy/package-lock.json | sha256 | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  echo "==> Installing configurable-http-proxy (JupyterHub's proxy) from npm into tools/proxy"
+  if (cd tools/proxy && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
+    echo "$want" > "$stamp"
+  else
+    echo "run.sh: npm ci in tools/proxy failed (run it there to see why); the hub cannot start without it" >&2
+  fi
+}
+
 # The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
 # GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
 other_pythons() {
@@ -231,9 +250,15 @@ main() {
     test)
       setup
       browser
+      proxy
       other_pythons
       export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
       exec "$PY" -m pytest "$@"
+      ;;
+    hub)
+      setup
+      proxy
+      exec "$PY" tools/hub.py "$@"
       ;;
     bench)
       setup
@@ -249,7 +274,7 @@ main() {
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)
-      echo "usage: bash run.sh [lab|test|bench|refresh-notebooks|setup]" >&2; exit 2 ;;
+      echo "usage: bash run.sh [lab|test|bench|hub|refresh-notebooks|setup]" >&2; exit 2 ;;
   esac
 }
 

@@ -199,6 +199,11 @@ class LabServer:
             body = r.read()
         return json.loads(body) if body else None
 
+    def page_url(self, path: str, ui: str = "lab") -> str:
+        """The address that opens notebook ``path`` (relative to root_dir) in JupyterLab or Notebook 7."""
+        where = f"lab/tree/{path}?reset&" if ui == "lab" else f"notebooks/{path}?"
+        return f"{self.url}/{where}token={self.token}"
+
     def shutdown_kernels(self) -> None:
         with contextlib.suppress(OSError, ValueError):
             for k in self.api("GET", "/api/kernels") or []:
@@ -272,6 +277,21 @@ def browser(user_data_dir: Path | None = None):
         finally:
             ctx.close()
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def browser_sessions(n: int):
+    """One headless Chromium with ``n`` separate sessions (own cookies and storage each): several people's
+    browsers, e.g. students logged in to one JupyterHub. Yields the list of browser contexts."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield [chromium.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1,
+                                        service_workers="block") for _ in range(n)]
+        finally:
+            chromium.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,8 +601,7 @@ class NotebookPage:
         if self.reused:  # JupyterLab is up: open the notebook from it, as a learner would
             self.js("p => gt.open(p)", self.path)
         else:
-            where = f"lab/tree/{self.path}?reset&" if self.ui == "lab" else f"notebooks/{self.path}?"
-            self.page.goto(f"{self.server.url}/{where}token={self.server.token}")
+            self.page.goto(self.server.page_url(self.path, self.ui))
         self.wait("p => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
                   "window.jupyterapp.shell.currentWidget.sessionContext && "
                   "window.jupyterapp.shell.currentWidget.context.path === p", self.path,
@@ -594,7 +613,13 @@ class NotebookPage:
         self.report.seconds["open"] = round(time.monotonic() - t, 1)
 
     def run_all(self) -> None:
-        t = time.monotonic()
+        self.start_run_all()
+        self.wait_run_all()
+
+    def start_run_all(self) -> None:
+        """Run All, returning once a cell has started (``wait_run_all`` waits for the end): several users'
+        notebooks can run at once."""
+        self._run_started = time.monotonic()
         for attempt in (1, 2):
             self.js("() => gt.runAll()")
             try:
@@ -605,8 +630,10 @@ class NotebookPage:
                     raise
                 # Run All was swallowed (DESIGN.md section 7): wait for the kernel again and retry once.
                 self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
+
+    def wait_run_all(self) -> None:
         self.wait("() => gt.finished()", what="all cells to finish running")
-        self.report.seconds["run_all"] = round(time.monotonic() - t, 1)
+        self.report.seconds["run_all"] = round(time.monotonic() - self._run_started, 1)
         for i, c in enumerate(self.js("() => gt.cells()")):
             for err in c.get("errors", []):
                 self.report.problems.append(f"cell {i} raised {err}")
