@@ -91,6 +91,7 @@ def unix_user(name: str) -> pwd.struct_passwd:
         entry = pwd.getpwnam(name)
     if entry.pw_gecos != UNIX_MARK:
         raise SystemExit(f"hub: the Unix account {name} exists and was not made by this tool; not using it")
+    Path(entry.pw_dir).chmod(0o700)  # no student reads another's home
     return entry
 
 
@@ -171,6 +172,8 @@ class Hub:
         subprocess.run([*git, "-C", str(src), "commit", "-q", "-m", "The series for the class"], check=True)
         subprocess.run(["git", "clone", "-q", "--bare", str(src), str(self.repo)], check=True)
         shutil.rmtree(src)
+        (self.workdir / "gitconfig").write_text(f"[safe]\n\tdirectory = {self.repo}\n", encoding="utf-8")
+        (self.workdir / "gitconfig").chmod(0o644)
         for path in [self.repo, *self.repo.rglob("*")]:  # readable by every user's server
             path.chmod(path.stat().st_mode | 0o055 if path.is_dir() else path.stat().st_mode | 0o044)
 
@@ -202,8 +205,8 @@ class Hub:
         venv_bin = Path(sys.executable).parent
         env = {"GT_THREADS": os.environ.get("GT_THREADS", "1"), "MPLBACKEND": "module://matplotlib_inline.backend_inline",
                "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-               # a repository owned by another account is "dubious" to git unless it is named safe
-               "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+               # git refuses to read a repository another account owns unless its global config names it safe
+               "GIT_CONFIG_GLOBAL": str(self.workdir / "gitconfig")}
         spawner = "localprocess" if self.mode == "unix-users" else "simple"
         api_port = free_port()
         args = ["--ServerApp.terminals_enabled=False",

@@ -67,7 +67,11 @@ def test_three_students_at_once(class_hub, capsys):
         for ctx, user in zip(sessions, hub.users):
             _login(ctx, hub, user)
             nbp = jlab.NotebookPage(ctx, hub.server(user), path, timeout=300)
-            nbp.open()  # the class link: the hub starts the server, nbgitpuller pulls, JupyterLab opens 04
+            try:
+                nbp.open()  # the class link: the hub starts the server, nbgitpuller pulls, JupyterLab opens 04
+            except TimeoutError as e:
+                raise AssertionError(f"{user}: {e}\nthe page is at {nbp.page.url}\nthe hub's log ends:\n"
+                                     f"{hub.log()}") from None
             pages.append(nbp)
         for user in hub.users:
             assert _copy(hub, user).is_file(), f"{user}: nbgitpuller put no {NOTEBOOK} in {hub.home(user)}"
@@ -77,6 +81,7 @@ def test_three_students_at_once(class_hub, capsys):
             for user in hub.users:
                 owner = _copy(hub, user).stat().st_uid
                 assert owner == hubtool.pwd.getpwnam(user).pw_uid, f"{user}'s copy belongs to uid {owner}"
+                assert not hub.home(user).stat().st_mode & 0o077, f"other students can read {hub.home(user)}"
 
         for nbp in pages:  # all three kernels run notebook 04 at the same time
             nbp.start_run_all()
@@ -116,8 +121,8 @@ def test_three_students_at_once(class_hub, capsys):
 
 
 def memory_table(hub, memory: dict) -> str:
-    rows = [f"Three students on one JupyterHub ({hub.mode}), each with notebook 04 run and its explorer operated "
-            f"(threads per kernel: {os.environ.get('GT_THREADS', '1')}):", "",
+    rows = [f"Three students on one JupyterHub ({hub.mode}: {hub.mode_reason}), each with notebook 04 run and "
+            f"its explorer operated (threads per kernel: {os.environ.get('GT_THREADS', '1')}):", "",
             "| student | server RSS | server PSS | kernel RSS | kernel PSS | kernel peak RSS | server + kernel PSS |",
             "|---|---|---|---|---|---|---|"]
     for user, m in memory.items():
