@@ -134,7 +134,7 @@ class Hub:
         self.password = secrets.token_urlsafe(9)
         self.notebooks = notebooks
         self.server_args = list(server_args)  # more options for every user's server (the browser test's)
-        reason = None
+        reason = "separate home folders were asked for" if unix_users is False else None
         if unix_users is None or unix_users:
             if os.geteuid() != 0:
                 reason = "not running as root, so the hub cannot start servers as other Unix users"
