@@ -215,7 +215,11 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--check"]
     if argv[:1] == ["--repo"] and len(argv) == 2 and not check:
         repo, _, ref = argv[1].partition("@")
-        text = with_repository(PYPROJECT.read_text(encoding="utf-8"), repo, ref or repository()[1])
+        try:
+            text = with_repository(PYPROJECT.read_text(encoding="utf-8"), repo, ref or repository()[1])
+        except ValueError as e:
+            print(f"cloud: {e}", file=sys.stderr)
+            return 2
         PYPROJECT.write_text(text, encoding="utf-8")
     elif argv:
         print(__doc__)
