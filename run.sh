@@ -94,6 +94,19 @@ ensure_editable() {
 
 NBGRADER_SERVER_EXTENSIONS="formgrader validate_assignment assignment_list course_list"
 
+# nbgrader comes with the series for instructors (README, "Teaching with it"); its menus and grading server
+# stay out of the learners' JupyterLab and Notebook (and their start-up) until an instructor turns them on.
+# $1: the environment's jupyter command (set-up: the venv's; Binder's postBuild: `bash run.sh nbgrader-off`).
+nbgrader_off() {
+  local jupyter=$1 ext
+  "$jupyter" labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 \
+    || die "could not switch off nbgrader's JupyterLab extension"
+  for ext in $NBGRADER_SERVER_EXTENSIONS; do
+    "$jupyter" server extension disable --sys-prefix "nbgrader.server_extensions.$ext" >/dev/null 2>&1 \
+      || die "could not switch off nbgrader's $ext server extension"
+  done
+}
+
 setup() {
   local stamp want v torch_now
   want=$(cat requirements.txt pyproject.toml | sha256 | cut -d' ' -f1)
@@ -140,14 +153,7 @@ Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VE
       quiet_pip install --quiet --no-deps --ignore-requires-python "$pin"
     done
   fi
-  # nbgrader comes with the series for instructors (README, "Teaching with it"); its menus and grading server
-  # stay out of the learners' JupyterLab and Notebook (and their start-up) until an instructor turns them on
-  "$VENV/bin/jupyter" labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 \
-    || die "could not switch off nbgrader's JupyterLab extension"
-  for ext in $NBGRADER_SERVER_EXTENSIONS; do
-    "$VENV/bin/jupyter" server extension disable --sys-prefix "nbgrader.server_extensions.$ext" >/dev/null 2>&1 \
-      || die "could not switch off nbgrader's $ext server extension"
-  done
+  nbgrader_off "$VENV/bin/jupyter"
   rm -f "$VENV/.gt-clone"
   ensure_editable
   echo "$want" > "$stamp"
@@ -269,6 +275,10 @@ main() {
       setup
       export GT_THREADS="${GT_THREADS:-1}"
       exec "$PY" tools/notebooks.py refresh "$@"
+      ;;
+    nbgrader-off)  # used by binder/postBuild: the same switch-off in the environment whose jupyter is on PATH
+      jupyter=$(command -v jupyter) || die "no jupyter on PATH"
+      nbgrader_off "$jupyter"
       ;;
     find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"

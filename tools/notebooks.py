@@ -6,11 +6,14 @@
     python tools/notebooks.py learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
     python tools/notebooks.py course  DIR                  an nbgrader course folder holding the series
     python tools/notebooks.py exercises [--write]           the instructor table of every exercise
+    python tools/notebooks.py cloud [--repo owner/name[@ref]] [--check]  the Colab cells, Binder and Colab links
+                                                            (tools/cloud.py)
 
 "Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
 contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
 nbval (``--nbval-lax``) compares on every test run, and a fixed execution count (the cell's
-position among the code cells), without which nbval would not compare them. Default: every notebook in notebooks/.
+position among the code cells, not counting the Colab cell at the top), without which nbval would not compare
+them. Default: every notebook in notebooks/.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import time
 from pathlib import Path
 
 import nbformat
+
+import cloud
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# NBVAL_CHECK_OUTPUT"
@@ -45,7 +50,8 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.metadata["language_info"] = {"name": "python"}
     ordinal = 0
     for cell in nb.cells:
-        ordinal += cell.cell_type == "code"
+        # (the Colab cell, the same in every notebook, is not counted: adding it left every count as it was)
+        ordinal += cell.cell_type == "code" and not cloud.is_colab_cell(cell)
         meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
         if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
             meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
@@ -193,9 +199,11 @@ def generate_assignment(course: Path, name: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("clean", "refresh", "check", "learner", "course", "exercises"):
+    if not argv or argv[0] not in ("clean", "refresh", "check", "learner", "course", "exercises", "cloud"):
         print(__doc__)
         return 2
+    if argv[0] == "cloud":
+        return cloud.main(argv[1:])
     if argv[0] == "learner":
         if len(argv) < 2:
             print(__doc__)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from importlib import resources
 from pathlib import Path
 
 import torch
@@ -181,8 +182,14 @@ def load_into(model: Transformer, path: str | Path) -> Transformer:
 
 
 def checkpoints_dir() -> Path:
-    """The repository's ``checkpoints/`` folder (written by ``tools/train_models.py``)."""
-    return Path(__file__).resolve().parents[2] / "checkpoints"
+    """Where the trained models are: the repository's ``checkpoints/`` folder (written by
+    ``tools/train_models.py``) when ``helpers`` runs from a clone (the editable install of run.sh and Binder),
+    else the copy installed inside the package, ``helpers/checkpoints`` (pyproject.toml puts it there: a
+    regular install such as Colab's ``pip install`` of the repository)."""
+    clone = Path(__file__).resolve().parents[2]
+    if (clone / "pyproject.toml").is_file() and (clone / "checkpoints").is_dir():
+        return clone / "checkpoints"
+    return Path(str(resources.files("helpers") / "checkpoints"))
 
 
 def named_path(name: str) -> Path:
