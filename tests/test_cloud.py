@@ -148,8 +148,9 @@ def test_binder_requirements_are_requirements_pins_for_its_python_with_cpu_torch
     assert pins.pop("torch") == cloud.pins_for(python)["torch"] + "+cpu"
     expected = cloud.pins_for(python)
     del expected["torch"]
-    # the test tools are left out: nothing a learner runs imports them
-    assert {n: v for n, v in expected.items() if n not in TEST_TOOLS} == pins
+    # the test tools are left out: nothing a learner runs imports them; and so is the hub (Binder brings its own)
+    assert {n: v for n, v in expected.items() if n not in TEST_TOOLS and n not in cloud.HUB_SIDE} == pins
+    assert "nbgitpuller" in pins and set(cloud.HUB_SIDE) <= set(expected)
     assert TEST_TOOLS == {"pytest", "nbval", "pytest-xdist", "playwright", "ruff"}
     imports = re.compile(r"^\s*(?:import|from)\s+(pytest|nbval|xdist|playwright|ruff)\b", re.M)
     sources = [*(ROOT / "helpers").rglob("*.py"),

@@ -44,8 +44,10 @@ COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 # them: replacing a package Colab has already imported needs a runtime restart. The notebooks' other needs are
 # the extra's (tests/test_cloud.py checks the two together cover requirements.txt's run-time pins).
 COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "tqdm", "safetensors", "pyarrow")
-# requirements.txt's packages for running Jupyter and grading, which Colab replaces with its own front end
-NOT_IN_COLAB = ("jupyterlab", "notebook", "nbgrader")
+# What only the hub of `bash run.sh hub` runs: Binder brings its own JupyterHub, whose version it chooses
+HUB_SIDE = ("jupyterhub", "jupyterhub-idle-culler")
+# requirements.txt's packages for running Jupyter, serving a class and grading, which Colab replaces with its own
+NOT_IN_COLAB = ("jupyterlab", "notebook", "nbgrader", *HUB_SIDE, "nbgitpuller")
 BADGES = ("<!-- badges: start (python tools/notebooks.py cloud) -->", "<!-- badges: end -->")
 LINKS = ("<!-- cloud: start (python tools/notebooks.py cloud) -->", "<!-- cloud: end -->")
 
@@ -181,9 +183,12 @@ def binder_requirements() -> str:
     python = binder_python()
     lines = [f"# Binder (repo2docker) installs these into Python {python} (runtime.txt), then runs postBuild.",
              f"# Written by `python tools/notebooks.py cloud` from ../requirements.txt: its pins for Python {python},",
-             "# without the test tools, and PyTorch's CPU-only build of the same torch (Binder has no GPU).",
+             "# without the test tools and the hub's own packages (Binder runs its own JupyterHub), and PyTorch's",
+             "# CPU-only build of the same torch (Binder has no GPU).",
              f"--extra-index-url {TORCH_CPU_INDEX}"]
     for name, version in pins_for(python, tests=False).items():
+        if name in HUB_SIDE:
+            continue
         lines.append(f"{name}=={version}+cpu" if name == "torch" else f"{name}=={version}")
     return "\n".join(lines) + "\n"
 
