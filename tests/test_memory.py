@@ -55,3 +55,17 @@ def test_training_and_evaluation_release_memory_at_the_end(monkeypatch):
     calls.clear()
     helpers.train.evaluate(model, ids)
     assert calls
+
+
+def test_per_position_loss_a_few_texts_at_a_time_is_the_whole_batchs_loss(monkeypatch):
+    """per_position_loss takes ln p a few texts at a time (memory): the same numbers, bit for bit."""
+    import helpers.interp.loss as loss
+
+    model = fresh_model(Config(n_vocab=13, d_model=8, n_ctx=6, n_layers=1, n_heads=2), seed=1)
+    tokens = torch.randint(13, (37, 7), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        logp = torch.log_softmax(model.unembed.W_U @ model.run_with_cache(tokens[:, :-1])[1]["x1"], dim=-2)
+    whole = -logp.gather(-2, tokens[:, None, 1:]).squeeze(-2)  # (37, 6)
+    monkeypatch.setattr(loss, "_TEXTS", 5)
+    assert torch.equal(loss.per_position_loss(model, tokens), whole)
+    assert torch.equal(loss.per_position_loss(model, tokens[4]), whole[4])
