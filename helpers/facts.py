@@ -23,6 +23,7 @@ import torch
 from torch.nn import functional as F
 
 from helpers.model.config import Config
+from helpers.runtime import release_memory
 from helpers.train import fresh_model
 
 THINGS = ["car", "hat", "door", "bike", "cup", "kite", "boat", "coat"]
@@ -144,6 +145,7 @@ def train_facts(model, task: FactsTask, steps: int = 600, lr: float = 1e-2) -> l
         if step % 10 == 0 or step == steps - 1:
             curve.append(loss.item())
     model.eval()
+    release_memory()  # (the training steps' freed memory back to the system)
     return curve
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,7 +139,32 @@ class Glove:
 
 
 def _read_words(path: Path) -> Words:
-    """The parquet file's one column of words as a ``Words`` block, without 400,000 Python strings."""
+    """The parquet file's one column of words as a ``Words`` block, read by a short-lived Python process.
+
+    Reading parquet needs pyarrow, whose libraries take ~60 MB of memory once imported and are used for
+    nothing else; in a child process that memory is given back as soon as the words are read (it also
+    takes no longer: the child imports pyarrow instead of this process). Read here if the child fails."""
+    code = ("import importlib.util, sys\n"
+            f"sys.path[:] = {[q for q in sys.path if q]!r}\n"  # (-S: no site start-up, this process's path)
+            f"spec = importlib.util.spec_from_file_location('_gt_glove', {__file__!r})\n"
+            "glove = sys.modules['_gt_glove'] = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(glove)\n"
+            "blob, starts = glove._read_words_here(glove.Path(sys.argv[1]))\n"
+            "sys.stdout.buffer.write(len(starts).to_bytes(8, 'little') + starts.astype('<i8').tobytes() + blob)\n")
+    try:
+        done = subprocess.run([sys.executable, "-S", "-c", code, str(path)], capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    if done is None or done.returncode != 0 or len(done.stdout) < 8:
+        return Words(*_read_words_here(path))
+    out = done.stdout
+    k = int.from_bytes(out[:8], "little")
+    starts = np.frombuffer(out, dtype="<i8", count=k, offset=8).astype(np.int64)
+    return Words(out[8 + 8 * k:], starts)
+
+
+def _read_words_here(path: Path) -> tuple[bytes, np.ndarray]:
+    """The parquet file's one column of words as ``Words``' block and starts, without 400,000 Python strings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -161,7 +188,7 @@ def _read_words(path: Path) -> Words:
     blob[keep] = data
     del column, arr, off_buf, data_buf, data
     pool.release_unused()  # (arrow keeps freed memory for reuse otherwise)
-    return Words(blob.tobytes(), starts)
+    return blob.tobytes(), starts
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 from helpers.interp.scores import head_scores
 from helpers.interp.sequences import repeated_tokens
 from helpers.model.config import Config
+from helpers.runtime import release_memory
 from helpers.model.transformer import Transformer
 
 ALPHABET = string.ascii_lowercase + string.ascii_uppercase + string.digits + " ."  # 64 tokens, one character each
@@ -127,6 +128,7 @@ def train_induction(model: Transformer, max_steps: int = 1500, *, threshold: flo
     bar.close()
     model.eval()
     run.seconds = time.perf_counter() - start
+    release_memory()  # (the training steps' freed memory back to the system)
     return run
 
 

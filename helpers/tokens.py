@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,7 @@ UNK = "<unk>"
 TOKEN_PATTERN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+|\n|[^\sa-z0-9]")
 _NO_SPACE_BEFORE = set(",.;:?!)]'")
 _NO_SPACE_AFTER = set("([")
+_CHUNK = 1 << 16  # characters of a long text split into words at a time (see _word_chunks)
 
 
 class EmptyTextError(ValueError):
@@ -41,6 +44,21 @@ class UnknownWordError(KeyError):
 def split_words(text: str) -> list[str]:
     """Split text into word-level token strings (lower-cased)."""
     return TOKEN_PATTERN.findall(text.lower())
+
+
+def _word_chunks(text: str, size: int = _CHUNK) -> Iterator[list[str]]:
+    """``split_words(text)`` in pieces of about ``size`` characters, each cut just after a line break.
+
+    Joined, the pieces are exactly ``split_words(text)`` (no token spans a line break, and lower-casing
+    never looks across one), but a whole corpus never exists as ~900,000 word strings at once: those
+    would cost ~60 MB, and the few that a vocabulary keeps would pin the memory of all the rest.
+    """
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        end = len(text) if cut < 0 else cut + 1
+        yield split_words(text[start:end])
+        start = end
 
 
 @dataclass
@@ -62,7 +80,9 @@ class Tokenizer:
         """Keep the ``max_vocab - 1`` most frequent tokens of ``text`` (ties broken alphabetically)."""
         if max_vocab < 2:
             raise ValueError(f"max_vocab must be at least 2 (<unk> and one word), got {max_vocab}")
-        counts = Counter(split_words(text))
+        counts = Counter()
+        for words in _word_chunks(text):
+            counts.update(words)
         if not counts:
             raise EmptyTextError("Cannot build a vocabulary from empty text.")
         counts.pop(UNK, None)
@@ -90,18 +110,20 @@ class Tokenizer:
         """
         if unknown not in ("unk", "error"):
             raise ValueError(f"unknown must be 'unk' or 'error', got {unknown!r}")
-        ids = []
-        for w in split_words(text):
-            i = self.index.get(w)
-            if i is None:
-                if unknown == "error":
-                    raise UnknownWordError(
-                        f"{w!r} is not one of the {self.n_vocab:,} tokens in the vocabulary; "
-                        f"with unknown='unk' it would be encoded as {UNK}."
-                    )
-                i = 0
-            ids.append(i)
-        return torch.tensor(ids, dtype=torch.long)
+        ids = array("q")  # 8 bytes an id, not a Python int object each
+        get = self.index.get
+        for words in _word_chunks(text):
+            if unknown == "error":
+                for w in words:
+                    if w not in self.index:
+                        raise UnknownWordError(
+                            f"{w!r} is not one of the {self.n_vocab:,} tokens in the vocabulary; "
+                            f"with unknown='unk' it would be encoded as {UNK}."
+                        )
+            ids.extend([get(w, 0) for w in words])
+        if not ids:
+            return torch.zeros(0, dtype=torch.long)
+        return torch.frombuffer(ids, dtype=torch.long)  # shares the array's memory: no copy
 
     def unknown_words(self, text: str) -> list[str]:
         """The words of ``text`` that are not in the vocabulary, in order of appearance."""

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 
 from helpers.model.config import Config
 from helpers.model.transformer import Transformer
+from helpers.runtime import release_memory
 from helpers.tokens import covering_windows, random_windows
 
 
@@ -69,6 +70,7 @@ def evaluate(model: Transformer, ids: torch.Tensor, max_tokens: int | None = Non
         total += float(model.loss(w[None])) * (len(w) - 1)
         count += len(w) - 1
     model.train(was_training)
+    release_memory()  # (the batches' freed memory back to the system)
     return total / count
 
 
@@ -107,6 +109,7 @@ def train(model: Transformer, train_ids: torch.Tensor, steps: int, *, batch_size
     bar.close()
     model.eval()
     hist.seconds = time.perf_counter() - start
+    release_memory()  # (the training steps' freed memory back to the system)
     return hist
 
 
@@ -139,4 +142,5 @@ def fit_to_counts(model: Transformer, C: torch.Tensor, steps: int, *, lr: float 
         hist.train_loss.append(loss.item())
     model.eval()
     hist.seconds = time.perf_counter() - start
+    release_memory()  # (the training steps' freed memory back to the system)
     return hist

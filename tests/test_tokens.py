@@ -20,6 +20,26 @@ def test_split_words_lowercases_and_separates_punctuation():
     assert split_words("don't stop") == ["don't", "stop"]
 
 
+def test_long_text_is_split_in_pieces_with_the_same_tokens(monkeypatch):
+    """A corpus is split into words a piece at a time (memory); the pieces join to exactly the whole split."""
+    import helpers.tokens as tokens
+
+    text = "ÀB Σ.\nΣΑΣ don't\n\n12ab, cat's!\n" * 7 + "the end"
+    whole = split_words(text)
+    for size in (1, 3, 10, 40):
+        assert [w for chunk in tokens._word_chunks(text, size) for w in chunk] == whole
+    monkeypatch.setattr(tokens, "_CHUNK", 5)
+    small = Tokenizer.train(text, max_vocab=8)
+    monkeypatch.setattr(tokens, "_CHUNK", 1 << 20)
+    assert small.vocab == Tokenizer.train(text, max_vocab=8).vocab
+    big = small.encode(text)
+    monkeypatch.setattr(tokens, "_CHUNK", 5)
+    ids = small.encode(text)
+    assert ids.dtype == torch.long and ids.tolist() == big.tolist() == [small.index.get(w, 0) for w in whole]
+    with pytest.raises(UnknownWordError, match="'zebra'"):
+        small.encode("σ, 12.\n" * 5 + "zebra σ", unknown="error")
+
+
 def test_vocab_is_by_frequency_with_unk_first(tok):
     assert tok.vocab[0] == UNK
     assert tok.vocab[1] == "the"  # 4 times, the most frequent

@@ -24,6 +24,36 @@ def test_shapes_follow_the_post():
     assert single.shape == (11, 3) and torch.allclose(single, logits[0])
 
 
+def test_the_cache_computes_p_when_first_read():
+    """p is as large as the logits, so the cache computes it on first read (memory), yet lists it as before."""
+    m = fresh_model(CFG)
+    logits, cache = m.run_with_cache(torch.tensor([[1, 2, 3], [4, 5, 6]]))
+    assert not dict.__contains__(cache, "p")  # no second logits-sized tensor after the forward pass
+    assert "p" in cache and "p" in set(cache) and "p" in cache.keys() and len(cache) == len(list(cache))
+    p = cache["p"]
+    assert torch.equal(p, softmax(logits, dim=-2)) and cache["p"] is p and cache.get("p") is p
+    assert dict.__contains__(cache, "p") and list(cache).count("p") == 1
+    cache["logits"] = logits * 2  # new logits: p follows them
+    assert torch.equal(cache["p"], softmax(logits * 2, dim=-2))
+    _, single = m.run_with_cache(torch.tensor([1, 2, 3]))
+    assert single["p"].shape == (11, 3) and torch.allclose(single["p"].sum(0), torch.ones(3))
+    with pytest.raises(KeyError):
+        single["q"]
+    assert single.get("q") is None and "q" not in single
+
+
+def test_unembedding_a_batch_makes_no_second_copy_of_the_logits():
+    """W_U @ x on a batch would compute (batch, n, n_vocab) and copy it to (batch, n_vocab, n); the unembedding
+    returns the first as a view: the same numbers, bit for bit, without the copy (memory)."""
+    m = fresh_model(Config(n_vocab=50, d_model=8, n_ctx=7))
+    for x in (torch.randn(5, 8, 7), torch.randn(5, 7, 8).mT):  # either memory layout of the residual stream
+        logits = m.unembed(x)
+        assert logits.shape == (5, 50, 7) and logits.mT.is_contiguous()
+        assert torch.equal(logits, m.unembed.W_U @ x)
+    x = torch.randn(8, 7)
+    assert torch.equal(m.unembed(x), m.unembed.W_U @ x)  # one text: (n_vocab, n) as before
+
+
 def test_embedding_is_W_E_times_one_hot_plus_W_pos():
     m = fresh_model(CFG)
     tokens = torch.tensor([3, 0, 7])

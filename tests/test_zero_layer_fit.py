@@ -55,3 +55,23 @@ def test_king_minus_man_plus_woman():
     assert g.analogy("man", "king", "woman", k=1)[0][0] == "queen"
     with pytest.raises(KeyError, match="not one of GloVe's 400,000 words"):
         g.vector("zzqqxx")
+
+
+def test_glove_words_are_read_in_a_child_process_without_pyarrow_here():
+    """pyarrow (~60 MB once imported) reads GloVe's word index in a short-lived child process (memory); the
+    words are the same as read here, and a kernel that loads GloVe never imports pyarrow itself."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from helpers import glove
+
+    path = glove.glove_dir() / "glove_6B_index.parquet"
+    words, (blob, starts) = glove._read_words(path), glove._read_words_here(path)
+    assert words._blob == blob and np.array_equal(words._starts, starts) and len(words) == 400_000
+    code = ("import sys; from helpers.glove import load_glove; g = load_glove(); "
+            "assert g.words[0] == 'the' and g.words.find('queen') is not None; print('pyarrow' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -31,5 +31,16 @@ def per_position_loss(model: Transformer, tokens) -> torch.Tensor:
                          f"only a target), but this model's n_ctx is {n_ctx}: give at most {n_ctx + 1} tokens")
     logits = model(tokens[..., :-1])  # (..., n_vocab, n); checks the ids against the vocabulary
     targets = model.check_tokens(tokens[..., 1:])
-    logp = torch.log_softmax(logits, dim=-2)  # over the vocabulary
+    if logits.dim() == 2:
+        return _nll(logits[None], targets[None])[0]
+    # a few texts at a time: ln p for every word of a whole batch would be another tensor as large as the logits
+    return torch.cat([_nll(logits[a:a + _TEXTS], targets[a:a + _TEXTS]) for a in range(0, len(logits), _TEXTS)])
+
+
+_TEXTS = 16  # texts whose log-probabilities exist at once in per_position_loss
+
+
+def _nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """logits (batch, n_vocab, n), targets (batch, n) -> -ln p[target] (batch, n)."""
+    logp = torch.log_softmax(logits.contiguous(), dim=-2)  # over the vocabulary
     return -logp.gather(-2, targets.unsqueeze(-2)).squeeze(-2)

@@ -12,7 +12,7 @@ inside block 0, "logits" and "p" at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from contextlib import contextmanager
 
 import torch
@@ -27,10 +27,53 @@ from helpers.softmax import softmax
 
 class Cache(dict):
     """Activations by name. Residual-stream states are numbered in the order they are written:
-    x0 (embedding), then x1, x2, ... after every residual add."""
+    x0 (embedding), then x1, x2, ... after every residual add.
+
+    "p" = softmax("logits") over the vocabulary is listed with the rest but computed the first time it
+    is read, then kept: most readers want a few activations of a big batch, and p is as large as the
+    logits (200 texts x 32 tokens x 2,000 words = 51 MB)."""
 
     def add_resid(self, x: torch.Tensor) -> None:
-        self[names.resid(sum(1 for k in self if names.is_resid(k)))] = x
+        self[names.resid(sum(1 for k in dict.__iter__(self) if names.is_resid(k)))] = x
+
+    def _p_pending(self) -> bool:
+        """True while "p" is due (the logits are in) but not computed yet."""
+        return dict.__contains__(self, names.LOGITS) and not dict.__contains__(self, names.PROBS)
+
+    def __setitem__(self, key: str, value) -> None:
+        if key == names.LOGITS:
+            dict.pop(self, names.PROBS, None)  # new logits: p is due again
+        dict.__setitem__(self, key, value)
+
+    def __missing__(self, key: str) -> torch.Tensor:
+        if key == names.PROBS and self._p_pending():
+            p = softmax(dict.__getitem__(self, names.LOGITS), dim=-2)  # (..., n_vocab, n)
+            dict.__setitem__(self, names.PROBS, p)
+            return p
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or (key == names.PROBS and self._p_pending())
+
+    def __iter__(self) -> Iterator[str]:
+        yield from dict.__iter__(self)
+        if self._p_pending():
+            yield names.PROBS
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + self._p_pending()
+
+    def keys(self) -> KeysView:
+        return KeysView(self)
+
+    def items(self) -> ItemsView:
+        return ItemsView(self)
+
+    def values(self) -> ValuesView:
+        return ValuesView(self)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
     @property
     def resid_names(self) -> list[str]:
@@ -97,12 +140,11 @@ class Transformer(nn.Module):
             x = self.ln_final(x)
         logits = self.unembed(x)  # (batch, n_vocab, n)
         if cache is not None:
-            cache[names.LOGITS] = logits
-            cache[names.PROBS] = softmax(logits, dim=-2)
+            cache[names.LOGITS] = logits  # ("p" follows from them when read)
         if single:
             logits = logits[0]
             if cache is not None:
-                for key, val in cache.items():
+                for key, val in list(dict.items(cache)):
                     if isinstance(val, torch.Tensor) and val.shape[:1] == (1,):
                         cache[key] = val[0]
         return logits

@@ -1,0 +1,71 @@
+"""Memory: freed memory goes back to the system after training (helpers.runtime.release_memory)."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import helpers.runtime
+import helpers.train
+from helpers.model.config import Config
+from helpers.runtime import release_memory
+from helpers.train import fresh_model
+
+FRAGMENTED_HEAP = """
+import numpy as np
+from pathlib import Path
+from helpers.runtime import release_memory
+
+def rss_mb():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+big = np.ones(4 << 20, dtype=np.uint8)
+del big  # freeing a 4 MB block makes glibc serve the next 1 MB blocks from its heap
+blocks = [np.ones(1 << 20, dtype=np.uint8) for _ in range(80)]  # 80 MB inside the heap
+last = blocks[-1]  # kept: the heap cannot simply shrink from its top
+del blocks
+before = rss_mb()
+assert release_memory()
+print(before - rss_mb())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or helpers.runtime._malloc_trim() is None,
+                    reason="glibc's malloc_trim only")
+def test_release_memory_gives_freed_heap_memory_back():
+    done = subprocess.run([sys.executable, "-c", FRAGMENTED_HEAP], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) > 50  # MB of the 79 MB freed
+
+
+def test_release_memory_never_fails():
+    assert release_memory() in (True, False)
+
+
+def test_training_and_evaluation_release_memory_at_the_end(monkeypatch):
+    calls = []
+    monkeypatch.setattr(helpers.train, "release_memory", lambda: calls.append(1))
+    model = fresh_model(Config(n_vocab=11, d_model=8, n_ctx=4))
+    ids = torch.arange(40) % 11
+    helpers.train.train(model, ids, steps=2, batch_size=2, progress=False)
+    assert calls
+    calls.clear()
+    helpers.train.evaluate(model, ids)
+    assert calls
+
+
+def test_per_position_loss_a_few_texts_at_a_time_is_the_whole_batchs_loss(monkeypatch):
+    """per_position_loss takes ln p a few texts at a time (memory): the same numbers, bit for bit."""
+    import helpers.interp.loss as loss
+
+    model = fresh_model(Config(n_vocab=13, d_model=8, n_ctx=6, n_layers=1, n_heads=2), seed=1)
+    tokens = torch.randint(13, (37, 7), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        logp = torch.log_softmax(model.unembed.W_U @ model.run_with_cache(tokens[:, :-1])[1]["x1"], dim=-2)
+    whole = -logp.gather(-2, tokens[:, None, 1:]).squeeze(-2)  # (37, 6)
+    monkeypatch.setattr(loss, "_TEXTS", 5)
+    assert torch.equal(loss.per_position_loss(model, tokens), whole)
+    assert torch.equal(loss.per_position_loss(model, tokens[4]), whole[4])
