@@ -31,6 +31,7 @@ import hub as hubtool
 
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"
+LIMIT_MB = 1024  # the memory limit per student the README recommends
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +114,9 @@ def test_three_students_at_once(class_hub, capsys):
             nbp.close()
     for user, m in memory.items():
         assert m["servers"] == 1 and m["kernels"] == 1, f"{user}: expected one server and one kernel, found {m}"
+        # README, "A class on JupyterHub": a 1 GB limit per student holds their server and one notebook's kernel
+        assert m["server_rss"] + m["kernel_peak"] < LIMIT_MB, \
+            f"{user}: server {m['server_rss']:.0f} MB + kernel peak {m['kernel_peak']:.0f} MB > {LIMIT_MB} MB"
     table = memory_table(hub, memory)
     (ARTIFACTS.parent / "hub").mkdir(parents=True, exist_ok=True)
     (ARTIFACTS.parent / "hub" / "memory.md").write_text(table, encoding="utf-8")
