@@ -23,6 +23,7 @@ import torch
 from torch.nn import functional as F
 
 from helpers.model.config import Config
+from helpers.optim import AdamW
 from helpers.runtime import release_memory
 from helpers.train import fresh_model
 
@@ -134,7 +135,7 @@ def fact_scores(model, task: FactsTask) -> dict[str, float]:
 def train_facts(model, task: FactsTask, steps: int = 600, lr: float = 1e-2) -> list[float]:
     """Full-batch AdamW on every fact (memorising is the point); returns the loss every 10 steps."""
     prompts, answers = task.prompts()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    opt = AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     model.train()
     curve = []
     for step in range(steps):

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 from helpers.interp.scores import head_scores
 from helpers.interp.sequences import repeated_tokens
 from helpers.model.config import Config
+from helpers.optim import AdamW
 from helpers.runtime import release_memory
 from helpers.model.transformer import Transformer
 
@@ -98,7 +99,7 @@ def train_induction(model: Transformer, max_steps: int = 1500, *, threshold: flo
     n = model.cfg.n_ctx
     g = torch.Generator().manual_seed(seed)
     probe = probe_tokens(n)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    opt = AdamW(model.parameters(), lr=lr)
     run = InductionRun()
     start = time.perf_counter()
     bar = tqdm(range(1, max_steps + 1), desc="training", disable=not progress, mininterval=0.3)

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 
 from helpers.model.config import Config
 from helpers.model.transformer import Transformer
+from helpers.optim import AdamW
 from helpers.runtime import release_memory
 from helpers.tokens import covering_windows, random_windows
 
@@ -86,7 +87,7 @@ def train(model: Transformer, train_ids: torch.Tensor, steps: int, *, batch_size
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    opt = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     hist = History()
     start, running = time.perf_counter(), []
     model.train()
@@ -128,7 +129,7 @@ def fit_to_counts(model: Transformer, C: torch.Tensor, steps: int, *, lr: float 
         raise ValueError("fit_to_counts is for a zero-layer model without W_pos (n_layers=0, positional=False)")
     if C.shape != (cfg.n_vocab, cfg.n_vocab):
         raise ValueError(f"counts have shape {tuple(C.shape)}, the model's n_vocab is {cfg.n_vocab}")
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = AdamW(model.parameters(), lr=lr, weight_decay=0.0)  # Adam: no weight decay
     total = C.sum()
     hist = History()
     start = time.perf_counter()

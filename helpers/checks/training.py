@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from helpers.checks.base import ExerciseError, call, exercise, number_result, passed
 from helpers.model.config import Config
+from helpers.optim import AdamW
 
 SEED = 808  # the hidden seed of the check's model and batches
 CFG = Config(n_vocab=23, d_model=12, n_ctx=6, n_layers=1, n_heads=3, d_head=4, d_mlp=20, layernorm=True)
@@ -20,7 +21,7 @@ def _model_and_optimizer():
 
     model = fresh_model(CFG, seed=SEED)
     model.train()
-    return model, torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    return model, AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
 
 
 def _reference_step(model, optimizer, batch) -> float:
