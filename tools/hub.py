@@ -36,9 +36,11 @@ import sys
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/: its browser driver's helpers
+import jlab  # (free_port, wait_http, terminate)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROXY_DIR = ROOT / "tools" / "proxy"
@@ -47,14 +49,6 @@ REPO_NAME = "gentle-transformers"  # the folder nbgitpuller makes in each user's
 UNIX_PREFIX = "gt-"
 UNIX_MARK = "Gentle Transformers hub test user"  # the GECOS field of the accounts this tool made
 CULL_SERVERS_S, CULL_KERNELS_S = 3600, 1800  # a class's idle limits (README): servers after 1 h, kernels 30 min
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def proxy_problem() -> str | None:
@@ -128,8 +122,8 @@ class Hub:
         self.own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="gt-hub-"))
         self.workdir.chmod(0o755)  # the users' servers clone the class repository from here
-        self.ip, self.port, self.timeout = ip, port or free_port(), timeout
-        self.hub_port = free_port()  # the hub's own API, which the users' servers call
+        self.ip, self.port, self.timeout = ip, port or jlab.free_port(), timeout
+        self.hub_port = jlab.free_port()  # the hub's own API, which the users' servers call
         self.url = f"http://{'127.0.0.1' if ip in ('0.0.0.0', '') else ip}:{self.port}"
         self.password = secrets.token_urlsafe(9)
         self.notebooks = notebooks
@@ -208,7 +202,7 @@ class Hub:
                # git refuses to read a repository another account owns unless its global config names it safe
                "GIT_CONFIG_GLOBAL": str(self.workdir / "gitconfig")}
         spawner = "localprocess" if self.mode == "unix-users" else "simple"
-        api_port = free_port()
+        api_port = jlab.free_port()
         args = ["--ServerApp.terminals_enabled=False",
                 # idle kernels are shut down by each user's server (README, "Teaching with it")
                 f"--MappingKernelManager.cull_idle_timeout={CULL_KERNELS_S}",
@@ -266,20 +260,9 @@ class Hub:
         env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
         self.proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(conf)], cwd=self.workdir,
                                      stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"jupyterhub exited with {self.proc.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/hub/api/", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise TimeoutError(f"jupyterhub did not answer on {self.url} in {self.timeout} s:\n{self.log()}")
-            time.sleep(0.2)  # polling interval of the readiness wait
+        jlab.wait_http(self.proc, f"{self.url}/hub/api/", "jupyterhub", time.monotonic() + self.timeout,
+                       log=self.log, stop=self.stop)
+        return self
 
     def stop(self) -> None:
         """SIGTERM to the hub (it stops the users' servers and its proxy: cleanup_servers), then to whatever of
@@ -287,12 +270,7 @@ class Hub:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+            jlab.terminate(self.proc, 30)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         for pid in self.user_pids():  # a server the hub failed to stop

@@ -107,6 +107,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_http(proc: subprocess.Popen, url: str, name: str, deadline: float, *, log, stop) -> None:
+    """Wait until ``url`` answers 200 (polled every 0.2 s) while ``proc`` runs; its ``log()`` in the error if it
+    exits, or if ``deadline`` (time.monotonic()) passes, after ``stop()``."""
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{log()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            stop()
+            raise TimeoutError(f"{name} did not answer on {url.split('?')[0]} in time:\n{log()}")
+        time.sleep(0.2)  # polling interval of the readiness wait, not a fixed delay
+
+
+def terminate(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM, then SIGKILL if ``proc`` has not exited after ``grace`` seconds."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
 def _write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
@@ -176,21 +204,10 @@ class LabServer:
         self.launch()
         if self._ready:
             return self
-        deadline = self._started + self.timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as r:
-                    if r.status == 200:
-                        self._ready = True
-                        return self
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise TimeoutError(f"jupyter lab did not answer on {self.url} in {self.timeout}s:\n{self.log()}")
-            time.sleep(0.2)  # polling interval of the readiness wait, not a fixed delay
+        wait_http(self.proc, f"{self.url}/api/status?token={self.token}", "jupyter lab",
+                  self._started + self.timeout, log=self.log, stop=self.stop)
+        self._ready = True
+        return self
 
     def api(self, method: str, path: str) -> object:
         req = urllib.request.Request(f"{self.url}{path}", method=method,
@@ -216,12 +233,7 @@ class LabServer:
             return
         if self.proc.poll() is None:
             self.shutdown_kernels()
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+            terminate(self.proc, 15)
         self._log.close()
         self.proc, self._ready = None, False
 
