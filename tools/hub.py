@@ -108,9 +108,6 @@ class UserServer:
     def page_url(self, path: str, ui: str = "lab") -> str:
         return self.hub.class_link(path.split("/", 1)[1] if path.startswith(REPO_NAME + "/") else path, ui=ui)
 
-    def home(self) -> Path:
-        return self.hub.home(self.name)
-
 
 class Hub:
     """A JupyterHub for ``users`` in ``workdir`` (made and removed here when None). ``start()`` returns when the
@@ -189,7 +186,7 @@ class Hub:
                 # a fresh first login: the copy an earlier run pulled is removed (only in this tool's accounts)
                 shutil.rmtree(Path(entry.pw_dir) / REPO_NAME, ignore_errors=True)
             else:
-                (self.workdir / "home" / user).mkdir(parents=True, exist_ok=True)
+                self.home(user).mkdir(parents=True, exist_ok=True)
 
     def server(self, user: str) -> UserServer:
         return UserServer(self, user)
