@@ -47,6 +47,7 @@ class History:
 
 
 @torch.no_grad()
+@torch.no_grad()
 def evaluate(model: Transformer, ids: torch.Tensor, max_tokens: int | None = None, batch_size: int = 64) -> float:
     """Mean next-token cross-entropy (nats/token) over ``ids``, each token predicted once.
 

@@ -58,7 +58,7 @@ def test_training_and_evaluation_release_memory_at_the_end(monkeypatch):
 
 
 def test_per_position_loss_a_few_texts_at_a_time_is_the_whole_batchs_loss(monkeypatch):
-    """per_position_loss takes ln p a few texts at a time (memory): the same numbers, bit for bit."""
+    """per_position_loss runs the model and takes ln p a few texts at a time (memory): the same numbers."""
     import helpers.interp.loss as loss
 
     model = fresh_model(Config(n_vocab=13, d_model=8, n_ctx=6, n_layers=1, n_heads=2), seed=1)
@@ -66,6 +66,59 @@ def test_per_position_loss_a_few_texts_at_a_time_is_the_whole_batchs_loss(monkey
     with torch.no_grad():
         logp = torch.log_softmax(model.unembed.W_U @ model.run_with_cache(tokens[:, :-1])[1]["x1"], dim=-2)
     whole = -logp.gather(-2, tokens[:, None, 1:]).squeeze(-2)  # (37, 6)
-    monkeypatch.setattr(loss, "_TEXTS", 5)
-    assert torch.equal(loss.per_position_loss(model, tokens), whole)
-    assert torch.equal(loss.per_position_loss(model, tokens[4]), whole[4])
+    monkeypatch.setattr(loss, "TEXTS_PER_PASS", 5)
+    seen = spy_on_batches(monkeypatch, model)
+    torch.testing.assert_close(loss.per_position_loss(model, tokens), whole, rtol=0, atol=1e-6)
+    assert max(seen) == 5 and sum(seen) == 37
+    torch.testing.assert_close(loss.per_position_loss(model, tokens[4]), whole[4], rtol=0, atol=1e-6)
+
+
+def spy_on_batches(monkeypatch, model) -> list[int]:
+    """The number of texts of every forward pass ``model`` makes from now on."""
+    seen, forward = [], model.forward
+    monkeypatch.setattr(model, "forward", lambda tokens, cache=None: seen.append(len(tokens)) or forward(tokens, cache))
+    return seen
+
+
+def test_activations_of_a_big_batch_are_run_with_caches_in_pieces(monkeypatch):
+    """Transformer.activations keeps only the named activations and runs a big batch a few texts at a time."""
+    import helpers.model.transformer as transformer
+    from helpers.model import names
+
+    model = fresh_model(Config(n_vocab=13, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16), seed=1)
+    tokens = torch.randint(13, (37, 6), generator=torch.Generator().manual_seed(0))
+    keys = [names.key(1, "A"), names.key(0, "z"), names.resid(2), names.PROBS]
+    _, whole = model.run_with_cache(tokens)
+    monkeypatch.setattr(transformer, "TEXTS_PER_PASS", 5)
+    seen = spy_on_batches(monkeypatch, model)
+    got = model.activations(tokens, keys)
+    assert list(got) == keys and max(seen) == 5 and sum(seen) == 37
+    for k in keys:
+        assert got[k].shape == whole[k].shape and not got[k].requires_grad
+        torch.testing.assert_close(got[k], whole[k].detach(), rtol=0, atol=1e-6)
+    one = model.activations(tokens[3], keys)  # a single text: no batch dimension, as in run_with_cache
+    for k in keys:
+        torch.testing.assert_close(one[k], whole[k][3].detach(), rtol=0, atol=1e-6)
+    with pytest.raises(KeyError, match="no activation named 'L5.A'.*holds t, x0"):
+        model.activations(tokens, [names.key(5, "A")])
+
+
+def test_in_a_notebook_setup_releases_memory_after_every_cell(monkeypatch):
+    """helpers.setup() in an IPython kernel: release_memory runs after each cell, registered once however
+    often setup runs."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    calls = []
+    monkeypatch.setattr(helpers.runtime, "release_memory", lambda: calls.append(1) or True)
+    InteractiveShell.clear_instance()
+    assert helpers.runtime.release_memory_after_every_cell() is False  # no IPython shell yet: nothing to do
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("import helpers; helpers.setup(seed=0); helpers.setup(seed=1)").raise_error()
+        assert calls == [1]  # once, after that cell
+        shell.run_cell("x = 1").raise_error()
+        shell.run_cell("raise ValueError('a learner error')")  # a cell that fails releases memory too
+        assert calls == [1, 1, 1]
+    finally:
+        shell.events.unregister("post_run_cell", helpers.runtime._after_cell)
+        InteractiveShell.clear_instance()

@@ -84,7 +84,8 @@ def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), 
             stack.enter_context(_edit(block.attn, "edit_o_heads", None))
             if block.mlp is not None:
                 stack.enter_context(_edit(block.mlp, "edit_z", None))
-        _, cache = model.run_with_cache(ref)
+        cache = model.activations(ref, [names.key(layer, "o_heads") for layer in head_units]
+                                  + [names.key(layer, "z") for layer in neuron_units])
     out = {}
     for layer, hs in head_units.items():
         o_heads = cache[names.key(layer, "o_heads")][..., pos]  # (batch, n_heads, d_model, positions)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.model.transformer import Transformer
+from helpers.model.transformer import TEXTS_PER_PASS, Transformer
 
 
 @torch.no_grad()
@@ -29,15 +29,12 @@ def per_position_loss(model: Transformer, tokens) -> torch.Tensor:
     if tokens.shape[-1] - 1 > n_ctx:
         raise ValueError(f"{tokens.shape[-1]} tokens give a context of n = {tokens.shape[-1] - 1} (the last one is "
                          f"only a target), but this model's n_ctx is {n_ctx}: give at most {n_ctx + 1} tokens")
-    logits = model(tokens[..., :-1])  # (..., n_vocab, n); checks the ids against the vocabulary
     targets = model.check_tokens(tokens[..., 1:])
-    if logits.dim() == 2:
-        return _nll(logits[None], targets[None])[0]
-    # a few texts at a time: ln p for every word of a whole batch would be another tensor as large as the logits
-    return torch.cat([_nll(logits[a:a + _TEXTS], targets[a:a + _TEXTS]) for a in range(0, len(logits), _TEXTS)])
-
-
-_TEXTS = 16  # texts whose log-probabilities exist at once in per_position_loss
+    if tokens.dim() == 1:
+        return _nll(model(tokens[None, :-1]), targets[None])[0]
+    # a few texts at a time: the logits and ln p of a whole batch would each be n_vocab floats per token
+    return torch.cat([_nll(model(tokens[a:a + TEXTS_PER_PASS, :-1]), targets[a:a + TEXTS_PER_PASS])
+                      for a in range(0, len(tokens), TEXTS_PER_PASS)])
 
 
 def _nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -101,7 +101,7 @@ def head_scores(model: Transformer, tokens, which: tuple[str, ...] = SCORES) -> 
     if model.cfg.n_layers == 0:
         raise ValueError("this model has n_layers = 0 (the post's zero-layer Transformer): no heads to score")
     ids, _ = batch_of_tokens(model, tokens)
-    _, cache = model.run_with_cache(ids)
+    cache = model.activations(ids, [names.key(layer, "A") for layer in range(model.cfg.n_layers)])
     fns = {"previous": lambda A: previous_token_score(A), "duplicate": lambda A: duplicate_token_score(A, ids),
            "induction": lambda A: induction_score(A, ids)}
     return {w: torch.stack([fns[w](cache[names.key(layer, "A")]) for layer in range(model.cfg.n_layers)])

@@ -12,7 +12,7 @@ inside block 0, "logits" and "p" at the end.
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
 from contextlib import contextmanager
 
 import torch
@@ -23,6 +23,9 @@ from helpers.model import names
 from helpers.model.config import Config
 from helpers.model.embed import Embed, PosEmbed, Unembed
 from helpers.softmax import softmax
+
+
+TEXTS_PER_PASS = 16  # texts per forward pass where a big batch is run in pieces (memory; see activations)
 
 
 class Cache(dict):
@@ -155,6 +158,32 @@ class Transformer(nn.Module):
         cache = Cache()
         logits = self(tokens, cache)
         return logits, cache
+
+    @torch.no_grad()
+    def activations(self, tokens, keys: Iterable[str]) -> dict[str, torch.Tensor]:
+        """Only the activations named in ``keys`` (see ``helpers.model.names``), each shaped as in
+        ``run_with_cache``, for tokens (n,) or (batch, n); no gradients.
+
+        A big batch runs ``TEXTS_PER_PASS`` texts at a time and the named activations are joined: the rest
+        of the cache never exists for the whole batch at once (the logits of 200 texts alone are 51 MB).
+
+            A = model.activations(windows, [names.key(0, "A")])[names.key(0, "A")]   # (batch, n_heads, n, n)
+        """
+        keys = list(keys)
+        tokens = self.check_tokens(tokens)
+        if tokens.dim() == 1:
+            return self._named(self.run_with_cache(tokens)[1], keys)
+        parts = [self._named(self.run_with_cache(tokens[a:a + TEXTS_PER_PASS])[1], keys)
+                 for a in range(0, len(tokens), TEXTS_PER_PASS)]
+        return {k: torch.cat([part[k] for part in parts]) for k in keys}
+
+    @staticmethod
+    def _named(cache: Cache, keys: list[str]) -> dict[str, torch.Tensor]:
+        missing = [k for k in keys if k not in cache]
+        if missing:
+            raise KeyError(f"this model has no activation named {', '.join(map(repr, missing))}; "
+                           f"its cache holds {', '.join(cache)}")
+        return {k: cache[k] for k in keys}
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy (nats) of a batch of windows, shape (batch, n + 1)."""
