@@ -32,8 +32,9 @@ def bigram_counts(ids, n_vocab: int) -> torch.Tensor:
     """C[b, a] = how often token b directly follows token a. Shape (n_vocab, n_vocab)."""
     ids = _ids(ids)
     prev, nxt = ids[:-1], ids[1:]
-    flat = torch.bincount(nxt * n_vocab + prev, minlength=n_vocab * n_vocab)
-    return flat.reshape(n_vocab, n_vocab).float()
+    # counted straight into float32 (exact below 2**24 per pair): bincount's int64 table would be twice as big
+    flat = torch.zeros(n_vocab * n_vocab).index_add_(0, nxt * n_vocab + prev, torch.ones(len(nxt)))
+    return flat.reshape(n_vocab, n_vocab)
 
 
 def normalize_columns(C: torch.Tensor) -> torch.Tensor:
@@ -62,8 +63,10 @@ def bigram_probs(ids, n_vocab: int, lam: float = 0.9) -> torch.Tensor:
         raise ValueError(f"lam must be in [0, 1], got {lam}")
     C = bigram_counts(ids, n_vocab)
     uni = unigram_probs(ids, n_vocab)[:, None]
-    seen = C.sum(dim=0, keepdim=True) > 0
-    return torch.where(seen, lam * normalize_columns(C) + (1 - lam) * uni, uni)
+    seen = C.sum(dim=0) > 0
+    P = normalize_columns(C).mul_(lam).add_((1 - lam) * uni)  # in place: one (n_vocab, n_vocab) table, not four
+    P[:, ~seen] = uni
+    return P
 
 
 def cross_entropy(P_next: torch.Tensor, ids) -> float:
@@ -224,6 +227,9 @@ def ngram_table_stats(train_ids, heldout_ids, n_max: int, n_vocab: int) -> list[
     return rows
 
 
+KL_COLUMNS = 64  # columns per block in kl_divergence
+
+
 def kl_divergence(P: torch.Tensor, Q: torch.Tensor, weights: torch.Tensor | None = None) -> float:
     """How far a model's table Q is from a reference table P, in nats: the KL divergence of each
     column, sum_b P[b, a] log(P[b, a] / Q[b, a]), averaged over columns a with ``weights``
@@ -236,10 +242,11 @@ def kl_divergence(P: torch.Tensor, Q: torch.Tensor, weights: torch.Tensor | None
         raise ValueError(f"tables differ in shape: P {tuple(P.shape)} vs Q {tuple(Q.shape)}")
     if weights is None:
         weights = torch.full((P.shape[1],), 1 / P.shape[1])
-    # a block of columns at a time: the float64 copies of whole (n_vocab, n_vocab) tables would take ~200 MB
+    # a block of columns at a time: the float64 copies of whole (n_vocab, n_vocab) tables would take ~200 MB,
+    # and each of the ~7 temporaries of a block is n_vocab x KL_COLUMNS doubles (1 MB for 2,000 words)
     per_column = torch.empty(P.shape[1], dtype=torch.float64)
-    for a in range(0, P.shape[1], 256):
-        p, q = P[:, a:a + 256].double(), Q[:, a:a + 256].double()
+    for a in range(0, P.shape[1], KL_COLUMNS):
+        p, q = P[:, a:a + KL_COLUMNS].double(), Q[:, a:a + KL_COLUMNS].double()
         terms = torch.where(p > 0, p * (p.clamp(min=1e-300).log() - q.log()), torch.zeros((), dtype=p.dtype))
-        per_column[a:a + 256] = terms.sum(0)
+        per_column[a:a + KL_COLUMNS] = terms.sum(0)
     return float((per_column * weights.double()).sum())

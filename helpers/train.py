@@ -47,8 +47,7 @@ class History:
 
 
 @torch.no_grad()
-@torch.no_grad()
-def evaluate(model: Transformer, ids: torch.Tensor, max_tokens: int | None = None, batch_size: int = 64) -> float:
+def evaluate(model: Transformer, ids: torch.Tensor, max_tokens: int | None = None, batch_size: int = 32) -> float:
     """Mean next-token cross-entropy (nats/token) over ``ids``, each token predicted once.
 
     max_tokens: score only the first that many tokens (a quicker estimate while training).
