@@ -30,6 +30,19 @@ def test_columns_are_distributions():
     assert (S > 0).all()
 
 
+def test_smoothed_bigram_table_by_hand():
+    """P[:, a] = lam * counts after a (normalised) + (1 - lam) * unigram; a token never followed by anything
+    (<unk> here) gets the unigram alone. Counts are float32 tables."""
+    C = ngrams.bigram_counts(IDS, 4)
+    assert C.dtype == torch.float32
+    uni = ngrams.unigram_probs(IDS, 4)
+    S = ngrams.bigram_probs(IDS, 4, lam=0.9)
+    torch.testing.assert_close(S[:, 1], 0.9 * torch.tensor([0, 0, 0.75, 0.25]) + 0.1 * uni)
+    torch.testing.assert_close(S[:, 3], 0.9 * torch.tensor([0, 1.0, 0, 0]) + 0.1 * uni)
+    assert torch.equal(S[:, 0], uni)  # <unk>: no counts, the unigram entirely
+    assert torch.equal(ngrams.bigram_probs(IDS, 4, lam=0.0), uni[:, None].expand(4, 4))
+
+
 def test_unigram_with_smoothing():
     p = ngrams.unigram_probs(IDS, 4, alpha=0)
     assert p.tolist() == [0, 0.5, 0.375, 0.125]

@@ -7,7 +7,8 @@
 With ``n_layers = 0`` this is the post's zero-layer Transformer, T(t) = softmax(W_U (W_E t_n + W_pos)).
 Blocks live in ``helpers.model.block``. ``run_with_cache`` returns every activation under the post's
 name (``helpers.model.names``): "x0", "x1", ... for the residual stream in order, "L0.q", "L0.A", ...
-inside block 0, "logits" and "p" at the end.
+inside block 0, "logits" and "p" at the end; ``activations`` returns only the ones asked for, running a
+big batch a few texts at a time.
 """
 
 from __future__ import annotations
