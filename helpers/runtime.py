@@ -57,7 +57,8 @@ def release_memory() -> bool:
 
     A training loop allocates and frees the same few megabyte-sized tensors thousands of times; glibc keeps
     the freed blocks for reuse, so a kernel's memory stays ~100 MB higher after training than during it.
-    The trainers call this once at the end (a few milliseconds). Returns False where there is nothing to call.
+    The trainers and ``evaluate`` call this at their end, and in a notebook it runs after every cell (a few
+    milliseconds; ``release_memory_after_every_cell``). Returns False where there is nothing to call.
     """
     trim = _malloc_trim()
     if trim is None:
