@@ -35,3 +35,27 @@ def uniform_model(mlp: bool = False) -> Transformer:
             m.b_1.zero_()
             m.b_2.zero_()
     return model.eval()
+
+
+def two_layer_model() -> Transformer:
+    """Two layers of attention only, 2 heads each, d_model = d_head = 2, no W_pos, no LayerNorm
+    (helpers.interp.paths' tests work its numbers out by hand):
+
+        W_E = I (token 0 -> (1, 0), token 1 -> (0, 1)), W_U = [[1, 0], [0, 1]]
+        layer 0, head 0: W_Q = W_K = 0, W_V = W_O = I   (o_i = the mean of x0_1 ... x0_i)
+        layer 0, head 1: every weight 0                 (writes nothing)
+        layer 1, head 0: W_Q = W_K = W_V = W_O = I       (S_ij = x_i . x_j / sqrt 2)
+        layer 1, head 1: W_Q = W_K = 0, W_V = W_O = I   (uniform, like layer 0's head 0)
+    """
+    cfg = Config(n_vocab=2, d_model=2, n_ctx=4, n_layers=2, n_heads=2, d_head=2, positional=False)
+    model = Transformer(cfg)
+    eye = torch.eye(2)
+    with torch.no_grad():
+        model.embed.W_E.copy_(eye)
+        model.unembed.W_U.copy_(eye)
+        for layer, weights in ((0, {"W_Q": (0, 0), "W_K": (0, 0), "W_V": (1, 0), "W_O": (1, 0)}),
+                               (1, {"W_Q": (1, 0), "W_K": (1, 0), "W_V": (1, 1), "W_O": (1, 1)})):
+            attn = model.blocks[layer].attn
+            for name, per_head in weights.items():
+                getattr(attn, name).copy_(torch.stack([eye * w for w in per_head]))
+    return model.eval()

@@ -135,17 +135,25 @@ class AttentionOut:
     o: torch.Tensor  # (d_model, n)  sum over heads
 
 
-def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True) -> AttentionOut:
+def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
+              inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> AttentionOut:
     """Multi-head attention in the post's matrix form. x: (d_model, n) or (batch, d_model, n).
 
     One head may be given without the head dimension; it is added (n_heads = 1).
+    inputs: None (queries, keys and values all read x), or the three streams (x_q, x_k, x_v) they read
+    instead, each shaped like x or with a head dimension, (..., n_heads, d_model, n), for one stream per
+    head: how ``helpers.interp.paths`` takes one head's output out of one path only.
     """
     if W_Q.dim() == 2:
         W_Q, W_K, W_V, W_O = W_Q[None], W_K[None], W_V[None], W_O[None]
     d_head, d_model = check_weights(W_Q, W_K, W_V, W_O)
     check_stream(x, d_model)
     x = x.unsqueeze(-3)  # (..., 1, d_model, n): broadcasts over the heads
-    q, k, v = W_Q @ x, W_K @ x, W_V @ x  # (..., n_heads, d_head, n)
+    if inputs is None:
+        x_q = x_k = x_v = x
+    else:
+        x_q, x_k, x_v = (t if t.dim() == x.dim() else t.unsqueeze(-3) for t in inputs)  # (..., n_heads | 1, d_model, n)
+    q, k, v = W_Q @ x_q, W_K @ x_k, W_V @ x_v  # (..., n_heads, d_head, n)
     S = q.mT @ k / math.sqrt(d_head)  # (..., n_heads, n, n)
     if mask:
         S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
@@ -198,8 +206,9 @@ class Attention(nn.Module):
         # helpers.interp.ablation switches a head off (set and restored only by its context manager)
         self.edit_o_heads = None
 
-    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked)
+    def forward(self, x: torch.Tensor, cache: dict | None = None, inputs: tuple | None = None) -> torch.Tensor:
+        """inputs: separate streams for the queries, keys and values (see ``attention``); None: all read x."""
+        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs)
         if self.edit_o_heads is not None:
             o_heads = self.edit_o_heads(out.o_heads)  # (..., n_heads, d_model, n)
             out = replace(out, o_heads=o_heads, o=o_heads.sum(-3))  # o = sum_h o^h, as edited

@@ -30,6 +30,12 @@ class Block(nn.Module):
 
             self.ln_attn = LayerNorm(cfg.d_model)
         self.attn = Attention(cfg, layer)
+        # None, or functions set (and restored) only by helpers.interp.paths' context manager, for path-specific
+        # ablation: edit_attn_inputs(x) -> (x_q, x_k, x_v), the streams this block's queries, keys and values read
+        # (each (batch, d_model, n), or (batch, n_heads, d_model, n) for one per head), and edit_mlp_input(x) -> x,
+        # the stream its MLP reads. Both act on the residual stream before the LayerNorm.
+        self.edit_attn_inputs = None
+        self.edit_mlp_input = None
         if cfg.d_mlp > 0:
             from helpers.model.mlp import MLP  # the MLP notebook's part
 
@@ -40,12 +46,16 @@ class Block(nn.Module):
                 self.ln_mlp = LayerNorm(cfg.d_model)
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
-        h = self.ln_attn(x) if self.ln_attn is not None else x
-        x = x + self.attn(h, cache)  # x_{l+1} = x_l + sum_h o^h
+        ln_attn = self.ln_attn if self.ln_attn is not None else (lambda t: t)
+        inputs = None
+        if self.edit_attn_inputs is not None:  # a path-specific ablation: q, k, v read edited streams
+            inputs = tuple(ln_attn(t) for t in self.edit_attn_inputs(x))
+        x = x + self.attn(ln_attn(x), cache, inputs=inputs)  # x_{l+1} = x_l + sum_h o^h
         if cache is not None:
             cache.add_resid(x)
         if self.mlp is not None:
-            h = self.ln_mlp(x) if self.ln_mlp is not None else x
+            read = self.edit_mlp_input(x) if self.edit_mlp_input is not None else x
+            h = self.ln_mlp(read) if self.ln_mlp is not None else read
             x = x + self.mlp(h, cache)  # x_{l+2} = x_{l+1} + m
             if cache is not None:
                 cache.add_resid(x)

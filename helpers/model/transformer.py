@@ -105,6 +105,9 @@ class Transformer(nn.Module):
         else:
             self.ln_final = None
         self.unembed = Unembed(cfg)
+        # None, or a function x -> x applied to the final residual stream before the unembedding (and its
+        # LayerNorm): set and restored only by helpers.interp.paths, to take a head out of the direct path alone
+        self.edit_final_input = None
 
     def check_tokens(self, tokens) -> torch.Tensor:
         """Validate input token ids and say clearly what is wrong, in the post's terms."""
@@ -140,6 +143,8 @@ class Transformer(nn.Module):
             cache.add_resid(x)  # x0
         for block in self.blocks:
             x = block(x, cache)
+        if self.edit_final_input is not None:  # a path-specific ablation of the direct path to the logits
+            x = self.edit_final_input(x)
         if self.ln_final is not None:
             x = self.ln_final(x)
         logits = self.unembed(x)  # (batch, n_vocab, n)

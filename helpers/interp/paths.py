@@ -1,0 +1,167 @@
+"""Path-specific ablation: take one head's output out of ONE path through the model, leave every other path.
+
+The residual stream is a sum (x1 = x0 + sum_h o^h, ...), and everything after a head reads that sum: the next
+layers' queries, keys and values, their MLPs, and — through the final LayerNorm — the unembedding (the head's
+*direct path* to the logits). Switching the head off (``helpers.interp.ablation``) removes its output o^h from all
+of these at once, so it says whether the model needs the head, not which reader uses it. Here o^h is removed from
+one reader only ("A Mathematical Framework for Transformer Circuits", Elhage et al. 2021, reads a two-layer model
+as such paths; path patching, Wang et al. 2022 and Goldowsky-Dill et al. 2023, intervenes on them):
+
+    "q", "k", "v"   the queries, keys or values of a later layer's heads (all of them, or one):
+                    x_k = x - o^h + replacement, while its queries and values still read x
+    "mlp"           the input of an MLP at the head's layer or later
+    "logits"        the direct path: the final stream before LayerNorm and unembedding, x - o^h + replacement;
+                    every layer in between still reads the head as before
+
+The replacement is 0 ("zero") or the mean of o^h over reference texts and positions ("mean", as in
+``ablated``). The edit acts on the stream *before* the reader's LayerNorm, so in a pre-LN model the reader
+normalises the edited stream, as it would if the head had written that.
+
+    with path_ablated(model, head=(0, 1), to=(1, "k")):        # layer 1's keys no longer see head 0.1
+        loss = repeat_loss(model, probe)[1]
+    with path_ablated(model, head=(0, 1), to=[(1, 0, "q"), "logits"]):   # head 1.0's queries and the logits
+        ...
+
+Blocks nest with each other and with ``ablated``. Inside, ``run_with_cache`` shows the edited q, k, v of the
+reader (each computed from its own stream); o^h itself, and everything the head computes, are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+
+import torch
+
+from helpers.interp.ablation import _edit, _then, mean_activations
+from helpers.interp.validate import _whole, check_head, check_layer
+from helpers.model.transformer import Transformer
+
+READS = ("q", "k", "v")  # what a later head computes from the stream
+PATHS = READS + ("mlp", "logits")
+
+
+def parse_paths(model: Transformer, head: tuple[int, int], to) -> list[tuple]:
+    """``to`` -> a list of checked paths: ("logits",), ("mlp", layer), or (kind, layer, reader head | None)
+    with kind in "q", "k", "v". Accepts one path or a list: "logits", (1, "k"), (1, 0, "k"), (1, "mlp")."""
+    layer_w, _ = head
+    if isinstance(to, str) or (isinstance(to, tuple) and to and isinstance(to[-1], str)):
+        items = [to]
+    elif isinstance(to, list | tuple):
+        items = list(to)
+    else:
+        items = [to]  # refused below, with the forms a path takes
+    if not items:
+        raise ValueError("name at least one path: 'logits', (layer, 'q' | 'k' | 'v' | 'mlp') or (layer, head, 'q')")
+    out = []
+    for item in items:
+        if item == "logits":
+            out.append(("logits",))
+            continue
+        if not isinstance(item, tuple | list) or len(item) not in (2, 3) or not isinstance(item[-1], str):
+            raise ValueError(f"{item!r} is not a path: name one as 'logits', (layer, 'q' | 'k' | 'v' | 'mlp') or "
+                             "(layer, head, 'q' | 'k' | 'v')")
+        kind = item[-1]
+        if kind not in PATHS or kind == "logits":
+            raise ValueError(f"{kind!r} is not a path a layer reads: a later layer's heads read the stream as "
+                             "queries 'q', keys 'k' and values 'v', its MLP as 'mlp'; the unembedding is 'logits'")
+        needs = "mlp" if kind == "mlp" else "attention"
+        layer = check_layer(model, item[0], needs)
+        if kind == "mlp":
+            if len(item) == 3:
+                raise ValueError(f"{item!r}: an MLP reads the stream as a whole — name it (layer, 'mlp'), no head")
+            if layer < layer_w:
+                raise ValueError(f"layer {layer}'s MLP comes before head {layer_w}.{head[1]} writes: a component only "
+                                 "reads what earlier heads wrote into the residual stream")
+            out.append(("mlp", layer))
+            continue
+        if layer <= layer_w:
+            raise ValueError(f"layer {layer}'s heads cannot read head {layer_w}.{head[1]}: a head's {kind} is computed "
+                             f"from the residual stream before its own layer writes, so only heads of layers "
+                             f"{layer_w + 1} and later read layer {layer_w}'s output")
+        reader = None
+        if len(item) == 3:
+            reader = check_head(model, layer, item[1])[1]
+        out.append((kind, layer, reader))
+    return out
+
+
+def _with_head_axis(t: torch.Tensor, x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """A stream (batch, d_model, n) -> one copy per head (batch, n_heads, d_model, n); per-head already: as is."""
+    return t.unsqueeze(-3).expand(*x.shape[:-2], n_heads, *x.shape[-2:]).clone() if t.dim() == x.dim() else t
+
+
+def _edit_inputs(paths: list[tuple], delta, n_heads: int):
+    """The block edit x -> (x_q, x_k, x_v) for this layer's q/k/v paths.
+
+    delta() is the replacement minus o^h, (batch, d_model, n), of the current forward pass."""
+    def edit(streams):
+        def inputs(x: torch.Tensor):
+            x_q, x_k, x_v = streams(x) if streams is not None else (x, x, x)
+            out = {"q": x_q, "k": x_k, "v": x_v}
+            d = delta()
+            for kind, _, reader in paths:
+                t = out[kind]
+                if reader is None:
+                    out[kind] = t + (d if t.dim() == d.dim() else d.unsqueeze(-3))
+                else:
+                    t = _with_head_axis(t, x, n_heads)
+                    t[..., reader, :, :] += d
+                    out[kind] = t
+            return out["q"], out["k"], out["v"]
+        return inputs
+    return edit
+
+
+@contextmanager
+def path_ablated(model: Transformer, head: tuple[int, int], to, how: str = "zero", reference=None,
+                 positions: slice | Sequence[int] | None = None) -> Iterator[Transformer]:
+    """Inside the ``with`` block, head ``head`` = (layer, h)'s output o^h is replaced in the paths ``to`` only.
+
+    to:         one path or a list: "logits" (the direct path), (layer, "q" | "k" | "v") for every head of a later
+                layer, (layer, head, "q" | "k" | "v") for one head, (layer, "mlp") for an MLP at or after the head
+    how:        "zero" (o^h := 0 on those paths) or "mean" (the mean of o^h over ``reference`` (batch, n) token ids
+                and ``positions``, as in ``helpers.interp.ablation.mean_activations``)
+
+    Every argument is checked before anything changes; afterwards the model is exactly as before.
+    """
+    if how not in ("zero", "mean"):
+        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
+    if not isinstance(head, tuple | list) or len(head) != 2:
+        raise TypeError(f"head must be a (layer, head) pair, e.g. (0, 1), got {head!r}")
+    layer_w, h = check_head(model, _whole(head[0], "layer"), _whole(head[1], "head"))
+    paths = parse_paths(model, (layer_w, h), to)
+    if how == "mean":
+        if reference is None:
+            raise ValueError("mean ablation needs reference texts: path_ablated(..., how='mean', reference=tokens "
+                             "(batch, n)) — the mean of o^h is taken over them")
+        replacement = mean_activations(model, reference, heads=[(layer_w, h)], positions=positions)["head", layer_w, h]
+    elif reference is not None or positions is not None:
+        raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
+    else:
+        replacement = torch.zeros(model.cfg.d_model)
+
+    seen: dict[str, torch.Tensor] = {}
+
+    def capture(o_heads: torch.Tensor) -> torch.Tensor:  # (batch, n_heads, d_model, n), passed on unchanged
+        seen["o"] = o_heads[..., h, :, :]
+        return o_heads
+
+    def delta() -> torch.Tensor:  # (batch, d_model, n): what the path reads instead of o^h, minus o^h
+        return replacement.to(seen["o"].dtype)[:, None] - seen["o"]
+
+    with ExitStack() as stack:
+        source = model.blocks[layer_w].attn
+        stack.enter_context(_edit(source, "edit_o_heads", _then(source.edit_o_heads, capture)))
+        for layer in sorted({p[1] for p in paths if p[0] in READS}):
+            block = model.blocks[layer]
+            mine = [p for p in paths if p[0] in READS and p[1] == layer]
+            stack.enter_context(_edit(block, "edit_attn_inputs",
+                                      _edit_inputs(mine, delta, model.cfg.n_heads)(block.edit_attn_inputs)))
+        for layer in sorted({p[1] for p in paths if p[0] == "mlp"}):
+            block = model.blocks[layer]
+            stack.enter_context(_edit(block, "edit_mlp_input",
+                                      _then(block.edit_mlp_input, lambda x: x + delta())))
+        if ("logits",) in paths:
+            stack.enter_context(_edit(model, "edit_final_input", _then(model.edit_final_input, lambda x: x + delta())))
+        yield model

@@ -1,0 +1,212 @@
+"""helpers.interp.paths: one head's output taken out of one path only.
+
+On ``two_layer_model`` (tests/interp_models.py) every number is worked out by hand, for the text "0 1" and the
+prediction made at its second position. Layer 0's head 0 attends uniformly and copies, so
+    x0 = [(1, 0), (0, 1)],  o^{0.0} = [(1, 0), (0.5, 0.5)],  x1 = [(2, 0), (0.5, 1.5)].
+Layer 1's head 0 scores s_j = x_2 . x_j / sqrt 2 and copies x_j; its head 1 averages x_1 and x_2. The logits are
+the final stream (W_U = I).
+"""
+
+import math
+
+import pytest
+import torch
+
+from helpers.interp.ablation import ablated
+from helpers.interp.paths import path_ablated
+from helpers.model import names
+from helpers.model.config import Config
+from helpers.train import fresh_model
+from interp_models import two_layer_model, uniform_model
+
+R2 = math.sqrt(2)
+TEXT = torch.tensor([0, 1])
+X1 = [(2.0, 0.0), (0.5, 1.5)]  # x1 at positions 1 and 2
+O00 = (0.5, 0.5)  # layer 0 head 0's output at position 2
+
+
+def _softmax2(s0, s1):
+    e0, e1 = math.exp(s0), math.exp(s1)
+    return e0 / (e0 + e1), e1 / (e0 + e1)
+
+
+def _mix(a, u, v):
+    return (a[0] * u[0] + a[1] * v[0], a[0] * u[1] + a[1] * v[1])
+
+
+def _add(*vectors):
+    return tuple(sum(c) for c in zip(*vectors))
+
+
+def _final(head0, head1, x=X1[1]):
+    """Logits at position 2: x1 + layer 1's two head outputs (W_U = I)."""
+    return _add(x, head0, head1)
+
+
+# layer 1, intact: head 0 with q = (0.5, 1.5), keys x1, values x1; head 1 the mean of x1
+A_INTACT = _softmax2((0.5 * 2) / R2, (0.25 + 2.25) / R2)
+HEAD0 = _mix(A_INTACT, *X1)
+HEAD1 = (1.25, 0.75)
+
+
+def _logits(model, **path):
+    with torch.no_grad():
+        if path:
+            with path_ablated(model, **path):
+                out = model(TEXT)[:, 1]
+        else:
+            out = model(TEXT)[:, 1]
+    return tuple(round(float(v), 5) for v in out)
+
+
+def _same(got, expected):
+    assert got == pytest.approx(expected, abs=1e-5), (got, expected)
+
+
+def test_the_intact_model_gives_the_numbers_worked_out_by_hand():
+    _same(_logits(two_layer_model()), _final(HEAD0, HEAD1))
+
+
+def test_keys_only_head_0_1_matches_its_query_against_keys_without_layer_0():
+    # keys read x0 = (1, 0), (0, 1); the query (0.5, 1.5) and the values x1 are untouched
+    a = _softmax2(0.5 / R2, 1.5 / R2)
+    expected = _final(_mix(a, *X1), HEAD1)
+    model = two_layer_model()
+    _same(_logits(model, head=(0, 0), to=(1, 0, "k")), expected)
+    _same(_logits(model, head=(0, 0), to=(1, "k")), expected)  # head 1's keys don't matter (W_K = 0)
+
+
+def test_queries_only_leave_keys_and_values_as_they_were():
+    a = _softmax2(0.0, 1.5 / R2)  # the query is x0_2 = (0, 1)
+    _same(_logits(two_layer_model(), head=(0, 0), to=(1, "q")), _final(_mix(a, *X1), HEAD1))
+
+
+def test_values_only_of_one_reader_head():
+    # head 1 averages x0 instead of x1: (0.5, 0.5); head 0 intact
+    _same(_logits(two_layer_model(), head=(0, 0), to=(1, 1, "v")), _final(HEAD0, (0.5, 0.5)))
+    # every head's values: head 0 keeps its pattern and copies x0
+    _same(_logits(two_layer_model(), head=(0, 0), to=(1, "v")),
+          _final(_mix(A_INTACT, (1.0, 0.0), (0.0, 1.0)), (0.5, 0.5)))
+
+
+def test_the_direct_path_only_changes_the_final_stream():
+    expected = _add(_final(HEAD0, HEAD1), (-O00[0], -O00[1]))
+    _same(_logits(two_layer_model(), head=(0, 0), to="logits"), expected)
+
+
+def test_mean_replacement_puts_the_reference_mean_on_the_path():
+    # the mean of o^{0.0} over the reference "0 1", both positions: ((1, 0) + (0.5, 0.5)) / 2 = (0.75, 0.25)
+    expected = _add(_final(HEAD0, HEAD1), (-O00[0], -O00[1]), (0.75, 0.25))
+    _same(_logits(two_layer_model(), head=(0, 0), to="logits", how="mean", reference=TEXT[None]), expected)
+
+
+def test_a_head_that_writes_nothing_changes_nothing_on_any_path():
+    model = two_layer_model()
+    _same(_logits(model, head=(0, 1), to=[(1, "q"), (1, "k"), (1, "v"), "logits"]), _final(HEAD0, HEAD1))
+
+
+def test_every_path_at_once_is_the_whole_head_switched_off():
+    for cfg in (Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=3, n_heads=2),
+                Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16, layernorm=True)):
+        model = fresh_model(cfg, seed=1)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(30)  # big weights: sharp patterns, so a wrong path shows
+        ids = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(0))
+        has_mlp = cfg.d_mlp > 0
+        every = [(layer, kind) for layer in range(1, cfg.n_layers) for kind in "qkv"] + ["logits"]
+        every += [(layer, "mlp") for layer in range(cfg.n_layers)] if has_mlp else []
+        with torch.no_grad():
+            with ablated(model, heads=[(0, 1)]):
+                whole = model(ids)
+            with path_ablated(model, (0, 1), every):
+                paths = model(ids)
+            with path_ablated(model, (0, 1), every[:-1]):
+                all_but_one = model(ids)
+        assert torch.allclose(whole, paths, atol=1e-4), cfg
+        assert not torch.allclose(whole, all_but_one, atol=1e-2), "leaving one path in place changes nothing?"
+
+
+def test_keys_path_in_a_layernorm_model_normalises_the_edited_stream():
+    cfg = Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16, layernorm=True)
+    model = fresh_model(cfg, seed=2)
+    ids = torch.randint(11, (6,), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        _, clean = model.run_with_cache(ids)
+        with path_ablated(model, (0, 0), (1, 1, "k")):
+            _, cache = model.run_with_cache(ids)
+        block = model.blocks[1]
+        x1, o = clean[names.resid(2)], clean[names.key(0, "o_heads")][0]   # (the MLP of layer 0 writes x2)
+        k_expected = block.attn.W_K[1] @ block.ln_attn(x1 - o)
+        assert torch.allclose(cache[names.key(1, "k")][1], k_expected, atol=1e-5)
+        assert torch.allclose(cache[names.key(1, "k")][0], clean[names.key(1, "k")][0], atol=1e-6)  # other head
+        for what in ("q", "v"):
+            assert torch.allclose(cache[names.key(1, what)], clean[names.key(1, what)], atol=1e-6)
+        assert torch.allclose(cache[names.key(0, "o_heads")], clean[names.key(0, "o_heads")])  # the head itself
+
+
+def test_the_mlp_path_of_the_heads_own_layer():
+    model = uniform_model(mlp=True)  # z = ReLU(x1), m = z
+    ids = torch.tensor([0, 1])
+    with torch.no_grad():
+        _, clean = model.run_with_cache(ids)
+        with path_ablated(model, (0, 0), (0, "mlp")):
+            _, cache = model.run_with_cache(ids)
+    # the MLP reads x1 - o = x0: z = ReLU(x0) = x0 for these tokens
+    assert torch.allclose(cache[names.key(0, "z")], clean[names.resid(0)])
+    assert torch.allclose(cache[names.resid(1)], clean[names.resid(1)])   # the stream itself still holds o
+
+
+def test_blocks_nest_and_the_model_is_restored_even_after_an_error():
+    model = two_layer_model()
+    with torch.no_grad():
+        with path_ablated(model, (0, 0), (1, "q")):
+            with path_ablated(model, (0, 0), (1, "k")):
+                both = model(TEXT)[:, 1]
+        with path_ablated(model, (0, 0), [(1, "q"), (1, "k")]):
+            together = model(TEXT)[:, 1]
+    assert torch.allclose(both, together)
+    with pytest.raises(RuntimeError, match="inside"):
+        with path_ablated(model, (0, 0), "logits"):
+            raise RuntimeError("inside")
+    assert model.edit_final_input is None and all(b.edit_attn_inputs is None and b.attn.edit_o_heads is None
+                                                  for b in model.blocks)
+    _same(_logits(model), _final(HEAD0, HEAD1))
+
+
+@pytest.mark.parametrize("head, to, message", [
+    ((0, 0), (0, "k"), "layer 0's heads cannot read head 0.0"),
+    ((1, 0), (1, 0, "q"), "layer 1's heads cannot read head 1.0"),
+    ((1, 0), (0, "k"), "cannot read"),
+    ((0, 0), (1, "z"), "'z' is not a path"),
+    ((0, 0), (1, "mlp"), "layer 1 has no MLP"),
+    ((0, 0), (1, 5, "k"), "head 5 does not exist"),
+    ((0, 0), (4, "k"), "layer 4 does not exist"),
+    ((0, 7), "logits", "head 7 does not exist"),
+    ((3, 0), "logits", "layer 3 does not exist"),
+    ((0, 0), [], "name at least one path"),
+    ((0, 0), ("logits", 1), "not a path"),
+    ((0, 0), 5, "not a path"),
+])
+def test_bad_paths_are_named(head, to, message):
+    model = two_layer_model()
+    with pytest.raises((ValueError, TypeError), match=message):
+        with path_ablated(model, head, to):
+            pass
+    _same(_logits(model), _final(HEAD0, HEAD1))
+
+
+def test_bad_replacements_are_named():
+    model = two_layer_model()
+    with pytest.raises(ValueError, match="needs reference texts"):
+        with path_ablated(model, (0, 0), "logits", how="mean"):
+            pass
+    with pytest.raises(ValueError, match="leave them out"):
+        with path_ablated(model, (0, 0), "logits", reference=TEXT[None]):
+            pass
+    with pytest.raises(ValueError, match="'zero' or 'mean'"):
+        with path_ablated(model, (0, 0), "logits", how="resample"):
+            pass
+    with pytest.raises(TypeError, match="pair"):
+        with path_ablated(model, 0, "logits"):
+            pass
