@@ -60,3 +60,28 @@ def test_shipped_model_has_its_previous_token_head(name):
     layer, head = PREVIOUS_TOKEN_HEADS[name]
     assert previous[layer, head] > 0.5, (name, previous)
     assert previous[layer, head] == previous.max(), (name, previous)
+
+
+@pytest.mark.parametrize("name", list(train_models.INDUCTION))
+def test_induction_reference_is_notebook_09s_model_and_still_copies(name):
+    """Exercise 9.3's references (notebook 09's recipe, seeds 0-2, float32): they load as notebook 09's model and
+    still give the head scores and repeat loss their metadata recorded when they were written."""
+    from helpers.induction import config, probe_tokens, repeat_loss
+    from helpers.interp.scores import head_scores
+
+    path = checkpoint.named_path(name)
+    assert path.is_file(), f"{path} is missing: run `.venv/bin/python tools/train_models.py {name}`"
+    model, meta = checkpoint.load_named(name)
+    assert model.cfg == config(n_layers=2)
+    assert int(meta["seed"]) == train_models.INDUCTION[name]
+    assert json.loads(meta["recipe"]) == train_models.INDUCTION_RECIPE
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    probe = probe_tokens(model.cfg.n_ctx)
+    scores = head_scores(model, probe, which=("previous", "induction"))
+    for kind in ("previous", "induction"):
+        assert torch.allclose(scores[kind], torch.tensor(json.loads(meta[f"{kind}_scores"])), atol=0.002), kind
+    first, repeat = repeat_loss(model, probe)
+    assert abs(first - float(meta["repeat_loss_first"])) < 0.002
+    assert abs(repeat - float(meta["repeat_loss_second"])) < 0.002
+    assert max(scores["induction"][1]) > 0.85 and max(scores["previous"][0]) > 0.3 and repeat < 0.5
+    assert path.stat().st_size < 300_000

@@ -203,22 +203,80 @@ def test_check_loss_without_says_not_written_yet_before_using_its_model():
 
 @pytest.fixture(scope="module")
 def trained():
-    from helpers.checks.induction import reference_model
+    """Notebook 09's recipe trained live (seed 0): the learner's own `model`, which the check only reports."""
+    from helpers.induction import train_induction
 
-    return reference_model()  # notebook 09's recipe, seed 0 (a few seconds, cached)
+    model = fresh_model(config(n_layers=2), seed=0)
+    train_induction(model, max_steps=1500, threshold=0.85, extra_steps=100, seed=0, progress=False)
+    return model
 
 
-def test_check_confident_mistake_accepts_a_copying_error_and_explains_the_rest(trained):
-    assert checks.check_confident_mistake(lambda: ("my car is red. my ca", "t"), trained)
-    for answer, words in ((("my car is red. my ca", "r"), "it is right"),
+SOLUTION = ("my car is red. my ca", "t")  # notebook 09's committed answer to exercise 9.3
+
+
+def test_check_confident_mistake_grades_on_the_shipped_copies_whatever_model_it_is_given(trained):
+    from helpers.checks.induction import reference_models
+
+    assert checks.check_confident_mistake(lambda: SOLUTION, trained)
+    # the verdict does not depend on the learner's model: none, an untrained one, a broken object
+    assert checks.check_confident_mistake(lambda: SOLUTION)
+    assert checks.check_confident_mistake(lambda: SOLUTION, fresh_model(config(n_layers=2), seed=3))
+    assert checks.check_confident_mistake(lambda: SOLUTION, "not a model")
+    # and it holds with headroom on every shipped copy, so another machine's rounding can't flip it
+    ids = encode(SOLUTION[0])
+    for model in reference_models():
+        p = model.next_token_probs(ids)
+        assert ALPHABET[int(p.argmax())] == "r" and float(p.max()) > 0.6, float(p.max())
+
+
+def test_check_confident_mistake_reports_the_learners_own_model(trained, capsys):
+    from helpers.checks.induction import _mistake
+
+    own = _mistake(trained, encode(SOLUTION[0]))
+    with pytest.raises(ExerciseError, match="it is right") as e:
+        checks.check_confident_mistake(lambda: (SOLUTION[0], "r"), trained)
+    message = str(e.value)
+    assert "your `model` (trained in this notebook, not graded)" in message and own.describe() in message
+    assert message.count("copy ") >= 3 and "seed 2" in message
+
+
+def test_check_confident_mistake_explains_the_rest(trained):
+    for answer, words in (((SOLUTION[0], "r"), "it is right"),
                           (("abcdefgh", "z"), "not confident"),
-                          (("my car is red. my ca", "tt"), "one character"),
+                          ((SOLUTION[0], "tt"), "one character"),
                           (("my car is r%d", "t"), "not a token"),
+                          (("x" * 33, "t"), "n_ctx is 32"),
+                          (("", "t"), "empty"),
                           ("just text", "two strings"), (None, "two strings")):
         with pytest.raises(ExerciseError, match=words):
             checks.check_confident_mistake(lambda a=answer: a, trained)
     with pytest.raises(ExerciseError, match="raised KeyError"):
-        checks.check_confident_mistake(lambda: {}["text"], None)   # raises before the model is needed
+        checks.check_confident_mistake(lambda: {}["text"], None)   # raises before the models are needed
+
+
+def test_check_confident_mistake_needs_two_of_the_three_copies(monkeypatch):
+    """One copy fooled is not enough, two are; a confident mistake that survives the ablation is refused."""
+    from helpers.checks import induction as ci
+
+    verdicts = iter([])
+
+    def fake(model, ids):
+        return next(verdicts)
+
+    monkeypatch.setattr(ci, "_mistake", fake)
+    fooled, unsure, right = ci._Mistake("r", 0.9, 0.01), ci._Mistake("r", 0.4, 0.01), ci._Mistake("t", 0.9, 0.0)
+    stubborn = ci._Mistake("r", 0.9, 0.8)
+    verdicts = iter([fooled, unsure, unsure])
+    with pytest.raises(ExerciseError, match="not confident"):
+        checks.check_confident_mistake(lambda: SOLUTION)
+    verdicts = iter([fooled, fooled, unsure])
+    assert checks.check_confident_mistake(lambda: SOLUTION)
+    verdicts = iter([right, right, fooled])
+    with pytest.raises(ExerciseError, match="it is right"):
+        checks.check_confident_mistake(lambda: SOLUTION)
+    verdicts = iter([stubborn, stubborn, fooled])
+    with pytest.raises(ExerciseError, match="not the induction heads' doing"):
+        checks.check_confident_mistake(lambda: SOLUTION)
 
 
 def test_induction_explorer_frames_earlier_copies_and_their_successors():

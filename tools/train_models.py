@@ -11,6 +11,10 @@ file*, the steps, seed, training time and a hash of the vocabulary. ``tests/test
 reloads each file with the current code and checks that the held-out loss is still what the
 metadata says.
 
+``INDUCTION`` holds three copies of notebook 09's character-level induction model (its own recipe, seeds 0-2),
+float32, the references of exercise 9.3's check; their metadata records the head scores and repeat loss that
+the test re-measures.
+
 To add a model, add one ``Spec`` to ``REGISTRY`` (e.g. "full1" with d_mlp and layernorm) and run
 this script with its name. Use ``GT_THREADS=1`` on a shared machine.
 
@@ -119,6 +123,15 @@ EXPERIMENTS: dict[str, Spec] = {
                           steps=4000, lr=1e-2, batch_size=16, max_vocab=8000, probe=True, stop_induction=0.4,
                           size_limit=3_000_000),
 }
+
+
+# Notebook 09's model (characters, repeating sequences), trained with the notebook's own recipe for three seeds and
+# shipped in float32 (about 0.2 MB each): the references exercise 9.3's check runs a learner's text on
+# (helpers.checks.induction.reference_models). A model trained live differs from CPU to CPU, because another CPU
+# rounds the last bit differently and training amplifies it; these files are the same on every machine, so a
+# learner's answer gets the same verdict on a laptop, on the hub and on the grader's machine.
+INDUCTION: dict[str, int] = {f"induction_s{seed}": seed for seed in (0, 1, 2)}  # name -> seed
+INDUCTION_RECIPE = dict(max_steps=1500, threshold=0.85, extra_steps=100)  # notebook 09's train_induction(...)
 
 
 def spec_of(name: str) -> Spec:
@@ -284,6 +297,38 @@ def train_one(name: str) -> dict:
     return meta
 
 
+def train_induction_reference(name: str) -> dict:
+    """One of INDUCTION: notebook 09's recipe with that seed; saved (float32) with the figures the check and
+    tests/test_checkpoints.py rely on: head scores and repeat loss on notebook 09's probe, measured on the file."""
+    import torch
+
+    from helpers import setup
+    from helpers.induction import config, probe_tokens, repeat_loss, train_induction
+    from helpers.interp.scores import head_scores
+    from helpers.model import checkpoint
+    from helpers.train import fresh_model
+
+    seed = INDUCTION[name]
+    setup(seed)
+    model = fresh_model(config(n_layers=2), seed=seed)
+    run = train_induction(model, **INDUCTION_RECIPE, seed=seed, progress=False)
+    path = checkpoint.named_path(name)
+    meta = {"name": name, "description": f"notebook 09's model (2 layers, attention only), its recipe, seed {seed}",
+            "seed": str(seed), "steps": str(run.step[-1]), "formed_at": str(run.formed_at),
+            "recipe": json.dumps(INDUCTION_RECIPE), "train_seconds": f"{run.seconds:.0f}",
+            "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    checkpoint.save(model, path, **meta)
+    reloaded = checkpoint.load(path)
+    probe = probe_tokens(reloaded.cfg.n_ctx)
+    scores = head_scores(reloaded, probe, which=("previous", "induction"))
+    first, repeat = repeat_loss(reloaded, probe)
+    meta.update(previous_scores=json.dumps([[round(v, 3) for v in r] for r in scores["previous"].tolist()]),
+                induction_scores=json.dumps([[round(v, 3) for v in r] for r in scores["induction"].tolist()]),
+                repeat_loss_first=f"{first:.3f}", repeat_loss_second=f"{repeat:.3f}")
+    checkpoint.save(model, path, **meta)
+    return meta
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help=f"models to train (default: all of {', '.join(REGISTRY)})")
@@ -296,17 +341,26 @@ def main(argv: list[str]) -> int:
             p = checkpoint.named_path(name)
             got = checkpoint.metadata(p).get("heldout_loss", "?") if p.is_file() else "not trained"
             print(f"{name:13s} {spec.description}; held-out loss {got}")
+        for name, seed in INDUCTION.items():
+            p = checkpoint.named_path(name)
+            got = checkpoint.metadata(p).get("repeat_loss_second", "?") if p.is_file() else "not trained"
+            print(f"{name:13s} notebook 09's model, seed {seed} (exercise 9.3's reference); repeat loss {got}")
         for name, spec in EXPERIMENTS.items():
             p = output_path(name)
             got = checkpoint.metadata(p).get("heldout_loss", "?") if p.is_file() else "not trained"
             print(f"{name:13s} (experiment, not shipped) {spec.description}; held-out loss {got}")
         return 0
-    unknown = [n for n in args.names if n not in REGISTRY and n not in EXPERIMENTS]
+    unknown = [n for n in args.names if n not in REGISTRY and n not in EXPERIMENTS and n not in INDUCTION]
     if unknown:
-        print(f"unknown model(s) {unknown}; the registry has {list(REGISTRY)}, the experiments "
-              f"{list(EXPERIMENTS)}", file=sys.stderr)
+        print(f"unknown model(s) {unknown}; the registry has {list(REGISTRY)}, the induction references "
+              f"{list(INDUCTION)}, the experiments {list(EXPERIMENTS)}", file=sys.stderr)
         return 2
-    for name in args.names or list(REGISTRY):
+    for name in args.names or list(REGISTRY) + list(INDUCTION):
+        if name in INDUCTION:
+            meta = train_induction_reference(name)
+            print(f"{name}: repeat loss {meta['repeat_loss_second']} nats/token after {meta['steps']} steps "
+                  f"({meta['train_seconds']} s) -> {checkpoint.named_path(name).relative_to(ROOT)}")
+            continue
         meta = train_one(name)
         print(f"{name}: held-out loss {meta['heldout_loss']} nats/token after {meta['steps']} steps "
               f"({meta['train_seconds']} s) -> {output_path(name).relative_to(ROOT)}")
