@@ -49,10 +49,10 @@ HEAD0 = _mix(A_INTACT, *X1)
 HEAD1 = (1.25, 0.75)
 
 
-def _logits(model, **path):
+def _logits(model, head=None, **path):
     with torch.no_grad():
-        if path:
-            with path_ablated(model, **path):
+        if head is not None:
+            with path_ablated(model, head, **path):
                 out = model(TEXT)[:, 1]
         else:
             out = model(TEXT)[:, 1]
@@ -207,6 +207,30 @@ def test_bad_replacements_are_named():
     with pytest.raises(ValueError, match="'zero' or 'mean'"):
         with path_ablated(model, (0, 0), "logits", how="resample"):
             pass
-    with pytest.raises(TypeError, match="pair"):
-        with path_ablated(model, 0, "logits"):
+    for bad in (0, [], [(0, 0, 1)], "0.0"):
+        with pytest.raises(TypeError, match="pair"):
+            with path_ablated(model, bad, "logits"):
+                pass
+
+
+def test_several_heads_at_once_are_the_sum_of_their_outputs():
+    cfg = Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=3, n_heads=2)
+    model = fresh_model(cfg, seed=3)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(30)  # big weights: sharp patterns, so a wrong path shows
+    ids = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(2))
+    writers = [(0, 0), (1, 1)]
+    every = [(2, kind) for kind in "qkv"] + ["logits"]
+    with torch.no_grad():
+        with path_ablated(model, writers, every):
+            together = model(ids)
+        with path_ablated(model, (0, 0), every + [(1, "q"), (1, "k"), (1, "v")]), ablated(model, heads=[(1, 1)]):
+            whole = model(ids)  # head 1.1 read nothing of 0.0 here, so this equals both heads switched off
+        with ablated(model, heads=writers):
+            off = model(ids)
+    assert torch.allclose(whole, off, atol=1e-5)
+    assert not torch.allclose(together, off, atol=1e-3)   # layer 1 still read head 0.0 in `together`
+    with pytest.raises(ValueError, match="layer 1's heads cannot read head 1.1"):
+        with path_ablated(model, writers, (1, "k")):
             pass

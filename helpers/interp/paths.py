@@ -17,9 +17,9 @@ The replacement is 0 ("zero") or the mean of o^h over reference texts and positi
 ``ablated``). The edit acts on the stream *before* the reader's LayerNorm, so in a pre-LN model the reader
 normalises the edited stream, as it would if the head had written that.
 
-    with path_ablated(model, head=(0, 1), to=(1, "k")):        # layer 1's keys no longer see head 0.1
+    with path_ablated(model, (0, 1), to=(1, "k")):        # layer 1's keys no longer see head 0.1
         loss = repeat_loss(model, probe)[1]
-    with path_ablated(model, head=(0, 1), to=[(1, 0, "q"), "logits"]):   # head 1.0's queries and the logits
+    with path_ablated(model, [(0, 0), (0, 1)], to=[(1, 0, "q"), "logits"]):   # two heads; head 1.0's queries, logits
         ...
 
 Blocks nest with each other and with ``ablated``. Inside, ``run_with_cache`` shows the edited q, k, v of the
@@ -41,10 +41,11 @@ READS = ("q", "k", "v")  # what a later head computes from the stream
 PATHS = READS + ("mlp", "logits")
 
 
-def parse_paths(model: Transformer, head: tuple[int, int], to) -> list[tuple]:
+def parse_paths(model: Transformer, heads: list[tuple[int, int]], to) -> list[tuple]:
     """``to`` -> a list of checked paths: ("logits",), ("mlp", layer), or (kind, layer, reader head | None)
-    with kind in "q", "k", "v". Accepts one path or a list: "logits", (1, "k"), (1, 0, "k"), (1, "mlp")."""
-    layer_w, _ = head
+    with kind in "q", "k", "v". Accepts one path or a list: "logits", (1, "k"), (1, 0, "k"), (1, "mlp").
+    heads: the checked (layer, head) pairs whose output is taken out; every reader must come after them."""
+    layer_w, h_w = max(heads)  # the latest writer decides which readers come after all of them
     if isinstance(to, str) or (isinstance(to, tuple) and to and isinstance(to[-1], str)):
         items = [to]
     elif isinstance(to, list | tuple):
@@ -71,12 +72,12 @@ def parse_paths(model: Transformer, head: tuple[int, int], to) -> list[tuple]:
             if len(item) == 3:
                 raise ValueError(f"{item!r}: an MLP reads the stream as a whole — name it (layer, 'mlp'), no head")
             if layer < layer_w:
-                raise ValueError(f"layer {layer}'s MLP comes before head {layer_w}.{head[1]} writes: a component only "
+                raise ValueError(f"layer {layer}'s MLP comes before head {layer_w}.{h_w} writes: a component only "
                                  "reads what earlier heads wrote into the residual stream")
             out.append(("mlp", layer))
             continue
         if layer <= layer_w:
-            raise ValueError(f"layer {layer}'s heads cannot read head {layer_w}.{head[1]}: a head's {kind} is computed "
+            raise ValueError(f"layer {layer}'s heads cannot read head {layer_w}.{h_w}: a head's {kind} is computed "
                              f"from the residual stream before its own layer writes, so only heads of layers "
                              f"{layer_w + 1} and later read layer {layer_w}'s output")
         reader = None
@@ -114,12 +115,13 @@ def _edit_inputs(paths: list[tuple], delta, n_heads: int):
 
 
 @contextmanager
-def path_ablated(model: Transformer, head: tuple[int, int], to, how: str = "zero", reference=None,
+def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=None,
                  positions: slice | Sequence[int] | None = None) -> Iterator[Transformer]:
-    """Inside the ``with`` block, head ``head`` = (layer, h)'s output o^h is replaced in the paths ``to`` only.
+    """Inside the ``with`` block, the outputs o^h of ``heads`` are replaced in the paths ``to`` only.
 
+    heads:      one (layer, head) pair, e.g. (0, 1), or a list of them (their outputs are taken out together)
     to:         one path or a list: "logits" (the direct path), (layer, "q" | "k" | "v") for every head of a later
-                layer, (layer, head, "q" | "k" | "v") for one head, (layer, "mlp") for an MLP at or after the head
+                layer, (layer, head, "q" | "k" | "v") for one head, (layer, "mlp") for an MLP at or after the heads
     how:        "zero" (o^h := 0 on those paths) or "mean" (the mean of o^h over ``reference`` (batch, n) token ids
                 and ``positions``, as in ``helpers.interp.ablation.mean_activations``)
 
@@ -127,32 +129,40 @@ def path_ablated(model: Transformer, head: tuple[int, int], to, how: str = "zero
     """
     if how not in ("zero", "mean"):
         raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
-    if not isinstance(head, tuple | list) or len(head) != 2:
-        raise TypeError(f"head must be a (layer, head) pair, e.g. (0, 1), got {head!r}")
-    layer_w, h = check_head(model, _whole(head[0], "layer"), _whole(head[1], "head"))
-    paths = parse_paths(model, (layer_w, h), to)
+    pairs = [heads] if isinstance(heads, tuple) and len(heads) == 2 and not isinstance(heads[0], tuple) \
+        else list(heads) if isinstance(heads, list | tuple) else None
+    if not pairs or any(not isinstance(p, tuple | list) or len(p) != 2 for p in pairs):
+        raise TypeError(f"heads must be a (layer, head) pair, e.g. (0, 1), or a list of them, got {heads!r}")
+    writers = sorted({check_head(model, _whole(p[0], "layer"), _whole(p[1], "head")) for p in pairs})
+    paths = parse_paths(model, writers, to)
     if how == "mean":
         if reference is None:
             raise ValueError("mean ablation needs reference texts: path_ablated(..., how='mean', reference=tokens "
                              "(batch, n)) — the mean of o^h is taken over them")
-        replacement = mean_activations(model, reference, heads=[(layer_w, h)], positions=positions)["head", layer_w, h]
+        means = mean_activations(model, reference, heads=writers, positions=positions)
+        replacement = {w: means[("head", *w)] for w in writers}
     elif reference is not None or positions is not None:
         raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
     else:
-        replacement = torch.zeros(model.cfg.d_model)
+        replacement = {w: torch.zeros(model.cfg.d_model) for w in writers}
 
-    seen: dict[str, torch.Tensor] = {}
+    seen: dict[tuple[int, int], torch.Tensor] = {}
 
-    def capture(o_heads: torch.Tensor) -> torch.Tensor:  # (batch, n_heads, d_model, n), passed on unchanged
-        seen["o"] = o_heads[..., h, :, :]
-        return o_heads
+    def capture(layer: int, hs: list[int]):
+        def edit(o_heads: torch.Tensor) -> torch.Tensor:  # (batch, n_heads, d_model, n), passed on unchanged
+            for h in hs:
+                seen[layer, h] = o_heads[..., h, :, :]
+            return o_heads
+        return edit
 
-    def delta() -> torch.Tensor:  # (batch, d_model, n): what the path reads instead of o^h, minus o^h
-        return replacement.to(seen["o"].dtype)[:, None] - seen["o"]
+    def delta() -> torch.Tensor:  # (batch, d_model, n): what the path reads instead of sum_h o^h, minus sum_h o^h
+        return sum(replacement[w].to(seen[w].dtype)[:, None] - seen[w] for w in writers)
 
     with ExitStack() as stack:
-        source = model.blocks[layer_w].attn
-        stack.enter_context(_edit(source, "edit_o_heads", _then(source.edit_o_heads, capture)))
+        for layer in sorted({w[0] for w in writers}):
+            source = model.blocks[layer].attn
+            hs = [h for (l_, h) in writers if l_ == layer]
+            stack.enter_context(_edit(source, "edit_o_heads", _then(source.edit_o_heads, capture(layer, hs))))
         for layer in sorted({p[1] for p in paths if p[0] in READS}):
             block = model.blocks[layer]
             mine = [p for p in paths if p[0] in READS and p[1] == layer]
