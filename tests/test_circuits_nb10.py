@@ -241,7 +241,12 @@ def test_10_circuit_claims_hold_for_every_seed(seed):
 
     P = positional_qk_table(model, 0, prev)
     on_band = [int(P[i, : i + 1].argmax()) == i - 1 for i in range(1, 32)]
-    assert sum(on_band[:15]) / 15 >= 0.9 and sum(on_band[15:]) / 16 < 0.5, (seed, on_band)
+    assert sum(on_band[:15]) / 15 >= 0.9, (seed, on_band)
+    from helpers.model import names
+
+    to_previous = model.activations(probe, [names.key(0, "A")])[names.key(0, "A")][:, prev].diagonal(-1, -2, -1).mean(0)
+    near, far = float(to_previous[:15].mean()), float(to_previous[15:].mean())
+    assert near > 0.9 and far < near - 0.2, (seed, near, far)
 
     def copying(layer, h):
         T = token_ov_table(model, layer, h)
@@ -251,23 +256,28 @@ def test_10_circuit_claims_hold_for_every_seed(seed):
     for h in induction_heads:
         share, eig = copying(1, h)
         assert share > 0.9 and eig > 0.9, (seed, h, share, eig)
-    for h in range(2):
-        share, eig = copying(0, h)
-        assert share < 0.5 and eig < 0.6, (seed, h, share, eig)
-    assert copying(0, prev)[1] < 0
+    share, eig = copying(0, prev)
+    assert share < 0.5 and eig < 0, (seed, share, eig)
 
     K, Q, V = (composition_scores(model, kind) for kind in "KQV")
-    pairs = [(h1, h2) for h1 in previous_heads for h2 in induction_heads]
-    strongest_K = min(float(K[p]) for p in pairs)
-    assert strongest_K > max(max(float(Q[p]), float(V[p])) for p in pairs)
+    for h2 in induction_heads:
+        assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2])), (seed, K, Q, V)
+    strongest_K = min(float(K[h1, h2]) for h1 in previous_heads for h2 in induction_heads)
     assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in induction_heads)
 
     def without(heads):
         with ablated(model, heads=heads):
             return repeat_loss(model, probe)[1]
 
+    clean = without([])
     assert without([(0, h) for h in previous_heads]) > 2.5
     assert not other_heads or without([(0, h) for h in other_heads]) < 0.8
+    from helpers.interp.paths import path_ablated
+
+    for kind in "kqv":
+        with path_ablated(model, [(0, h) for h in previous_heads], (1, kind)):
+            path_loss = repeat_loss(model, probe)[1]
+        assert path_loss > 2.5 if kind == "k" else path_loss < clean + 0.2, (seed, kind, path_loss, clean)
 
 
 def test_the_circuits_agree_with_the_model_on_a_two_token_context():
