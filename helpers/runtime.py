@@ -23,12 +23,19 @@ def setup(seed: int = 0, threads: int | None = None) -> dict:
     """Seed python, numpy and torch, and set torch's thread count.
 
     threads: None -> ``$GT_THREADS`` if set, else 1.
+    ``$GT_SEED``, if set, replaces ``seed``: how ``tools/margins.py`` and the seed tests run a whole notebook as
+    another learner's run (the notebooks that train pass ``setup(...)["seed"]`` on to their training).
     Returns the settings used, so a notebook can print them.
     """
     if threads is None:
         threads = int(os.environ.get("GT_THREADS", "1"))
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
+    if os.environ.get("GT_SEED", "").strip():
+        try:
+            seed = int(os.environ["GT_SEED"])
+        except ValueError:
+            raise ValueError(f"GT_SEED must be a whole number, got {os.environ['GT_SEED']!r}") from None
     torch.set_num_threads(threads)
     seed_everything(seed)
     release_memory_after_every_cell()

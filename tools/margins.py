@@ -1,0 +1,447 @@
+"""Margins of the notebooks' live-training claims, measured over many seeds and other machines.
+
+    .venv/bin/python tools/margins.py                     # every notebook that trains live: 20 seeds x 3 settings
+    .venv/bin/python tools/margins.py 09 --seeds 40       # one notebook, more seeds
+    .venv/bin/python tools/margins.py --jobs 2            # two notebooks' kernels at a time (default: the cores)
+
+A notebook that trains a model (02, 06, 09, 10) asserts numbers that come from that training. A learner's CPU rounds
+the last bit differently from the one the notebook was written on, and training amplifies it, so every learner's
+run is, in effect, another sample of the recipe: a threshold is only safe if it lies beyond what every seed and
+every CPU can give. This tool runs each notebook itself, top to bottom on a fresh kernel, once per seed
+(``GT_SEED``, which ``helpers.setup`` passes on to the notebook's training) under each of ``SETTINGS`` — this
+machine's own and two "other machines" (tests/test_determinism.py's perturbations) — and reads every claim of
+``CLAIMS`` out of the kernel afterwards. The notebook is the recipe: there is no second copy of it here.
+
+It writes docs/margins.md (a table: claim, threshold, min / median / max / standard deviation, headroom) and
+docs/margins.json (every value, and the recipe hash each notebook was measured with). tests/test_margins.py
+checks, cheaply, that the table is current (the recipe hash: the notebook's training and claim cells and the helper
+functions that train), that every threshold here is the notebook's own assert, and that each claim keeps the
+headroom below; the full sweep (about 40 minutes on 2 cores) runs only from here.
+
+Headroom, the rule: a claim is OK when its threshold lies beyond the worst value of every run, and at least
+``MIN_SIGMAS`` standard deviations from the median (under a normal approximation that is a crossing rate under
+1 in 700 runs: well under 1 in 200, a class of 200 laptops). A boolean claim (a guess, a head found) is OK when it
+held in every run. A claim that cannot meet the rule must change (a comparison, a range in the prose), not the
+seed count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import io
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import tokenize
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+MIN_SIGMAS = 3.0
+
+# This machine's settings, and two other machines (as far as one machine can pretend: torch's CPU kernels on another
+# instruction set, MKL on another code path, another thread count). Each gives a different training trajectory from
+# the same seed on this kind of machine (checked by tests/test_determinism.py's negative control).
+SETTINGS: dict[str, dict[str, str]] = {
+    "this machine": {"GT_THREADS": "1"},
+    "other machine A": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41",
+                        "GT_THREADS": "2"},
+    "other machine B": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "GT_THREADS": "1"},
+}
+PERTURBED = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")  # removed from the environment first
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One live-training claim: ``value`` is a Python expression evaluated in the notebook's kernel after the run;
+    the notebook asserts ``value op threshold`` (``assert_text`` is that assert, as the notebook writes it).
+    op None: not asserted, only measured (a range the prose quotes)."""
+
+    label: str
+    value: str
+    op: str | None = None
+    threshold: float | bool | None = None
+    assert_text: str | None = None
+
+
+CLAIMS: dict[str, list[Claim]] = {
+    "02_zero_layer": [
+        Claim("correlation of log|o_i| with log i, mask on", "corrs[True]", "<", -0.6,
+              "assert (corr < -0.6) if masked else abs(corr) < 0.05"),
+        Claim("|correlation|, mask off", "abs(corrs[False])", "<", 0.05,
+              "assert (corr < -0.6) if masked else abs(corr) < 0.05"),
+        Claim("share of the unigram -> bigram gap closed", "gap_closed", ">", 0.8, "assert gap_closed > 0.8"),
+        Claim("held-out loss minus the unigram's", "ce_zero - ce_unigram", "<", 0, "assert ce_zero < ce_unigram"),
+        Claim("KL(zero-layer) / KL(unigram)", "kl_model / kl_unigram", "<", 1 / 3,
+              "assert 0 < kl_model < kl_unigram / 3"),
+        Claim("d_model sweep: smallest ratio of one KL to the next", "min(a / b for a, b in zip(kls, kls[1:]))",
+              ">", 1, "assert all(a > b for a, b in zip(kls, kls[1:]))"),
+        Claim("d_model sweep: KL at 1 / KL at 64", "kls[0] / kls[-1]", ">", 20, "assert kls[0] > 20 * kls[-1]"),
+    ],
+    "06_mlp": [
+        Claim("attention + MLP: facts right", 'with_mlp["accuracy"]', ">=", 0.95,
+              'assert with_mlp["accuracy"] >= 0.95'),
+        Claim("attention only: facts right", 'without["accuracy"]', "<=", 0.85,
+              'assert without["accuracy"] <= 0.85 and wide["accuracy"] <= 0.85'),
+        Claim("attention only, wide: facts right", 'wide["accuracy"]', "<=", 0.85,
+              'assert without["accuracy"] <= 0.85 and wide["accuracy"] <= 0.85'),
+        Claim("attention only: loss minus the best constant's", 'without["loss"] - task.best_constant_loss()', "<", 0,
+              'assert without["loss"] < task.best_constant_loss() and wide["loss"] < task.best_constant_loss()'),
+        Claim("wide: loss minus the best constant's", 'wide["loss"] - task.best_constant_loss()', "<", 0,
+              'assert without["loss"] < task.best_constant_loss() and wide["loss"] < task.best_constant_loss()'),
+        Claim("attention only: last minus middle of the loss curve",
+              'without["curve"][-1] - without["curve"][len(without["curve"]) // 2]', "<", 0,
+              'assert without["curve"][-1] < without["curve"][len(without["curve"]) // 2]'),
+        Claim("share of (prompt, neuron) pairs with z > 0: above", "fraction", ">", 0.3,
+              "assert 0.3 < fraction < 0.65"),
+        Claim("share of (prompt, neuron) pairs with z > 0: below", "fraction", "<", 0.65,
+              "assert 0.3 < fraction < 0.65"),
+        Claim("median prompts a neuron fires on", "int(fires_on.median())", ">", 64,
+              "assert int(fires_on.median()) > task.n_facts // 4"),
+        Claim("facts surviving their strongest neuron's ablation: above", "kept", ">", 0.35,
+              "assert 0.35 < kept < 0.85"),
+        Claim("facts surviving their strongest neuron's ablation: below", "kept", "<", 0.85,
+              "assert 0.35 < kept < 0.85"),
+        Claim("facts broken by the most needed neuron", "broken_by[worst]", ">=", 20,
+              "assert broken_by[worst] >= 20"),
+        Claim("prompts the explorer's opening neuron fires on", 'explorer.last_state["fires_on"]', ">", 32,
+              'assert explorer.last_state["fires_on"] > task.n_facts // 8'),
+    ],
+    "09_induction_heads": [
+        Claim("step the induction score passed 0.85", "run.formed_at if run.formed_at is not None else 10**9", "<=",
+              1000, "assert run.formed_at is not None and run.formed_at <= 1000"),
+        Claim("training loss, first 100 steps", "early", ">", 3.8, "assert early > 3.8 and late < early - 1.5"),
+        Claim("training loss drop (first 100 minus last 20 steps)", "early - late", ">", 1.5,
+              "assert early > 3.8 and late < early - 1.5"),
+        Claim("probe: loss on the first half", "first", ">", 3.5, "assert first > 3.5 and repeat < 0.5"),
+        Claim("probe: loss on the repeat", "repeat", "<", 0.5, "assert first > 3.5 and repeat < 0.5"),
+        Claim("a previous-token head and an induction head found", "bool(previous_heads and induction_heads)",
+              "==", True, "assert previous_heads and induction_heads"),
+        Claim("both layer-1 heads are induction heads", "len(induction_heads) == 2"),
+        Claim("both layer-0 heads are previous-token heads", "len(previous_heads) == 2"),
+        Claim("repeat loss, previous-token head(s) off", "values[1]", ">", 2.5, "assert values[1] > 2.5"),
+        Claim("repeat loss, other layer-0 head off", "values[2] if other_heads else None", "<", 0.8,
+              "assert not other_heads or values[2] < 0.8"),
+        Claim("one induction head off, minus intact", "values[3] - values[0]", ">", 0.5,
+              "assert values[0] + 0.5 < values[3] < values[4]"),
+        Claim("both layer-1 heads off, minus one", "values[4] - values[3]", ">", 0,
+              "assert values[0] + 0.5 < values[3] < values[4]"),
+        Claim("repeat loss, both layer-1 heads off", "values[4]", ">", 2.5, "assert values[4] > 2.5"),
+        Claim("K minus max(Q, V) composition, clearest previous-token head",
+              "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
+              ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
+        Claim("weakest previous-token K minus the other head's strongest",
+              "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads "
+              "else None", ">", 0,
+              "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
+              "induction_heads)"),
+        Claim("repeat loss, previous-token head(s) out of layer 1's keys only", "by_path[\"layer 1's keys\"]", ">", 2.5,
+              "assert by_path[\"layer 1's keys\"] > 2.5"),
+        Claim("queries, values or direct path only: most above intact",
+              "max(by_path[p] for p in list(by_path)[1:]) - values[0]", "<", 0.2,
+              "assert max(by_path[p] for p in list(by_path)[1:]) < values[0] + 0.2"),
+        Claim("period 20: loss on the repeat", "on_repeat[20]", "<", 0.8,
+              "assert float(L[period:].mean()) < 0.8"),
+        Claim("period 3: loss on the repeat", "on_repeat[3]", "<", 0.8, "assert float(L[period:].mean()) < 0.8"),
+        Claim("one layer: loss on the repeat", "repeat_1", ">", 2.0, "assert repeat_1 > 2.0 and repeat_1 > 4 * repeat"),
+        Claim("one layer / two layers, loss on the repeat", "repeat_1 / repeat", ">", 4,
+              "assert repeat_1 > 2.0 and repeat_1 > 4 * repeat"),
+        Claim("explorer's guess after 'Mr and Mrs D' is 'u'", "guess == 'u'"),
+    ],
+    "10_circuits_and_cost": [
+        Claim("position table: queries 1-15 whose favourite key is i-1", "first", ">=", 0.9,
+              "assert first >= 0.9 and near > 0.9"),
+        Claim("position table: queries 16-31 whose favourite key is i-1", "second"),
+        Claim("running head: weight on key i-1, queries 1-15", "near", ">", 0.9, "assert first >= 0.9 and near > 0.9"),
+        Claim("running head: weight on key i-1, queries 16-31", "far"),
+        Claim("running head: near minus far", "near - far", ">", 0.2, "assert far < near - 0.2"),
+        Claim("induction heads: share of tokens whose top output is themselves",
+              "min(copy[1, h][0] for h in induction_heads)", ">", 0.9,
+              "assert all(copy[1, h][0] > 0.9 and copy[1, h][1] > 0.9 for h in induction_heads)"),
+        Claim("induction heads: eigenvalue ratio", "min(copy[1, h][1] for h in induction_heads)", ">", 0.9,
+              "assert all(copy[1, h][0] > 0.9 and copy[1, h][1] > 0.9 for h in induction_heads)"),
+        Claim("previous-token head: share of tokens whose top output is themselves", "copy[0, prev][0]", "<", 0.5,
+              "assert copy[0, prev][0] < 0.5 and copy[0, prev][1] < 0"),
+        Claim("previous-token head: eigenvalue ratio", "copy[0, prev][1]", "<", 0,
+              "assert copy[0, prev][0] < 0.5 and copy[0, prev][1] < 0"),
+        Claim("other layer-0 head: eigenvalue ratio", "copy[0, 1 - prev][1]"),
+        Claim("K minus max(Q, V) composition, clearest previous-token head",
+              "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
+              ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
+        Claim("weakest previous-token K minus the other head's strongest",
+              "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads "
+              "else None", ">", 0,
+              "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
+              "induction_heads)"),
+        Claim("repeat loss, previous-token head(s) off", "without_prev", ">", 2.5,
+              "assert without_prev > 2.5 and without_other < 0.8"),
+        Claim("repeat loss, other layer-0 head off", "without_other if other_heads else None", "<", 0.8,
+              "assert without_prev > 2.5 and without_other < 0.8"),
+        Claim("repeat loss, previous-token head(s) out of layer 1's keys only", 'path_loss["K"]', ">", 2.5,
+              'assert path_loss["K"] > 2.5'),
+        Claim("queries or values only: most above intact", 'max(path_loss["Q"], path_loss["V"]) - clean', "<", 0.2,
+              'assert max(path_loss["Q"], path_loss["V"]) < clean + 0.2'),
+        Claim("explorer: the induction head's top output for 'a' is 'a'", 'explorer.last_state["top_written"] == "a"',
+              "==", True, 'assert explorer.last_state["top_written"] == "a"'),
+    ],
+}
+
+# The helper functions whose code is part of each notebook's recipe (their source goes into the recipe hash).
+RECIPE_FUNCTIONS = {
+    "02_zero_layer": ["helpers.train.fresh_model", "helpers.train.train", "helpers.train.fit_to_counts",
+                      "helpers.train.evaluate", "helpers.optim.AdamW", "helpers.tokens.random_windows"],
+    "06_mlp": ["helpers.train.fresh_model", "helpers.facts.compare_fact_models", "helpers.facts.train_facts",
+               "helpers.facts.FactsTask", "helpers.optim.AdamW"],
+    "09_induction_heads": ["helpers.train.fresh_model", "helpers.induction.train_induction",
+                           "helpers.induction.repeating_batch", "helpers.induction.probe_tokens",
+                           "helpers.optim.AdamW"],
+    "10_circuits_and_cost": ["helpers.train.fresh_model", "helpers.induction.train_induction",
+                             "helpers.induction.repeating_batch", "helpers.induction.probe_tokens",
+                             "helpers.optim.AdamW"],
+}
+TRAINS = ("fresh_model(", "train(", "train_induction(", "fit_to_counts(", "compare_fact_models(")
+
+
+def notebook_path(name: str) -> Path:
+    return ROOT / "notebooks" / f"{name}.ipynb"
+
+
+def _code_without_comments(source: str) -> str:
+    """A cell's code with comments and blank lines removed (editing a comment is not a new recipe)."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.COMMENT]
+        source = tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
+
+
+def recipe_cells(name: str) -> list[str]:
+    """The code cells that make up a notebook's recipe: the set-up cell, every cell that builds or trains a model,
+    and every cell holding one of its claims' asserts."""
+    import nbformat
+
+    nb = nbformat.read(notebook_path(name), as_version=4)
+    asserts = {c.assert_text for c in CLAIMS[name] if c.assert_text}
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "helpers.setup(" in cell.source or any(t in cell.source for t in TRAINS) or \
+                any(a in cell.source for a in asserts):
+            cells.append(_code_without_comments(cell.source))
+    return cells
+
+
+def recipe_hash(name: str) -> str:
+    """What a notebook's live claims depend on: its recipe cells, the helper functions that train, the claims
+    (expressions and thresholds) and the settings. A change to any of them needs a new measurement."""
+    import importlib
+
+    h = hashlib.sha256()
+    for source in recipe_cells(name):
+        h.update(source.encode())
+    for dotted in RECIPE_FUNCTIONS[name]:
+        module, attr = dotted.rsplit(".", 1)
+        h.update(_code_without_comments(inspect.getsource(getattr(importlib.import_module(module), attr))).encode())
+    h.update(json.dumps([asdict(c) for c in CLAIMS[name]]).encode())
+    h.update(json.dumps(SETTINGS, sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def settings_env(setting: str, seed: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PERTURBED}
+    env.update(SETTINGS[setting])
+    env.update({"GT_SEED": str(seed), "MPLBACKEND": "Agg"})
+    return env
+
+
+_READ = """
+import json as _json
+def _gt_value(_expr):
+    try:
+        _v = eval(_expr)
+    except Exception as _e:
+        return {"error": f"{type(_e).__name__}: {_e}"}
+    if _v is None:
+        return {"value": None}
+    if isinstance(_v, bool):
+        return {"value": _v}
+    return {"value": float(_v)}
+print("GT_CLAIMS " + _json.dumps({_label: _gt_value(_expr) for _label, _expr in %s}))
+"""
+
+
+def run_once(name: str, seed: int, setting: str, timeout: int = 900) -> dict:
+    """Execute the notebook with ``GT_SEED=seed`` under ``setting`` (errors allowed: a failing assert is recorded,
+    not fatal) and read every claim's value. Returns {"values": {label: value}, "failed_cells": [...], "seconds"}."""
+    import asyncio
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook_path(name), as_version=4)
+    pairs = [(c.label, c.value) for c in CLAIMS[name]]
+    nb.cells.append(nbformat.v4.new_code_cell(_READ % repr(pairs)))
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
+    start = time.perf_counter()
+    with ThreadPoolExecutor(1) as pool:  # (its own event loop, whatever runs in this thread)
+        pool.submit(asyncio.run, client.async_execute(env=settings_env(setting, seed))).result()
+    failed = [i for i, cell in enumerate(nb.cells[:-1]) if cell.cell_type == "code"
+              and any(o.output_type == "error" for o in cell.get("outputs", []))]
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+    line = next((ln for ln in text.splitlines() if ln.startswith("GT_CLAIMS ")), None)
+    if line is None:
+        raise RuntimeError(f"{name} seed {seed} ({setting}): the claims could not be read: {nb.cells[-1].outputs}")
+    raw = json.loads(line[len("GT_CLAIMS "):])
+    return {"values": {k: v.get("value") for k, v in raw.items()},
+            "errors": {k: v["error"] for k, v in raw.items() if "error" in v},
+            "failed_cells": failed, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def holds(claim: Claim, value) -> bool | None:
+    if claim.op is None or value is None:
+        return None
+    return {"<": value < claim.threshold, "<=": value <= claim.threshold, ">": value > claim.threshold,
+            ">=": value >= claim.threshold, "==": value == claim.threshold}[claim.op]
+
+
+def summarise(claim: Claim, values: list) -> dict:
+    """min / median / max / sd of a claim's values over every run, and its verdict under the headroom rule."""
+    seen = [v for v in values if v is not None]
+    out = {"label": claim.label, "op": claim.op, "threshold": claim.threshold, "runs": len(seen)}
+    if not seen:
+        return out | {"verdict": "no value"}
+    if isinstance(seen[0], bool) or claim.op == "==":
+        true = sum(bool(v) for v in seen)
+        verdict = None if claim.op is None else ("OK" if true == len(seen) else "FAILS")
+        return out | {"true": true, "verdict": verdict}
+    lo, mid, hi = min(seen), statistics.median(seen), max(seen)
+    sd = statistics.pstdev(seen)
+    out |= {"min": lo, "median": mid, "max": hi, "sd": sd}
+    if claim.op is None:
+        return out | {"verdict": None}
+    worst = hi if claim.op in ("<", "<=") else lo
+    margin = (claim.threshold - worst) if claim.op in ("<", "<=") else (worst - claim.threshold)
+    sigmas = abs(claim.threshold - mid) / sd if sd > 0 else math.inf
+    beyond = all(holds(claim, v) for v in seen)
+    out |= {"worst": worst, "headroom": margin, "sigmas": sigmas}
+    return out | {"verdict": "OK" if beyond and sigmas >= MIN_SIGMAS else ("TIGHT" if beyond else "FAILS")}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and math.isinf(v):
+        return "∞"
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def write_table(results: dict) -> None:
+    """docs/margins.md from docs/margins.json's results."""
+    lines = ["# Margins of the live-training claims", "",
+             "Written by `python tools/margins.py` (its docstring says how and why); do not edit by hand. Each",
+             "notebook that trains a model ran top to bottom once per seed under each setting; every claim it asserts",
+             "(and a few it only quotes) was read from the kernel. **Headroom rule:** the threshold lies beyond the",
+             "worst value",
+             f"seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK); beyond the worst but closer",
+             "(TIGHT); crossed by some run (FAILS). A yes/no claim is OK when it held in every run.", ""]
+    for name, r in results.items():
+        lines += [f"## {name}", "",
+                  f"{r['runs']} runs: seeds {r['seeds'][0]}-{r['seeds'][-1]} under {', '.join(r['settings'])}; "
+                  f"measured {r['date']} on {r['machine']}; recipe hash `{r['recipe_hash']}`; "
+                  f"{r['seconds_per_run']:.0f} s per run.", ""]
+        if r["failed_runs"]:
+            lines += ["Runs in which a cell failed: " + "; ".join(
+                f"seed {f['seed']} ({f['setting']}): cells {f['cells']}" for f in r["failed_runs"]), ""]
+        lines += ["| claim | asserted | min | median | max | sd | headroom (σ from median) | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for s in r["claims"]:
+            asserted = "" if s["op"] is None else f"{s['op']} {_fmt(s['threshold'])}"
+            if "true" in s:
+                lines.append(f"| {s['label']} | {asserted} | | {s['true']} of {s['runs']} runs | | | | "
+                             f"{s['verdict'] or 'measured'} |")
+            elif "min" in s:
+                room = "" if s["op"] is None else f"{_fmt(s['headroom'])} ({_fmt(s['sigmas'])} σ)"
+                lines.append(f"| {s['label']} | {asserted} | {_fmt(s['min'])} | {_fmt(s['median'])} | "
+                             f"{_fmt(s['max'])} | {_fmt(s['sd'])} | {room} | {s['verdict'] or 'measured'} |")
+            else:
+                lines.append(f"| {s['label']} | {asserted} | | | | | | {s['verdict']} |")
+        lines.append("")
+    (DOCS / "margins.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def load() -> dict:
+    path = DOCS / "margins.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict:
+    measured_with = recipe_hash(name)  # before the runs: an edit made while they run is not what they measured
+    runs = [(seed, setting) for setting in settings for seed in seeds]
+    done: list[tuple[int, str, dict]] = []
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run_once, name, seed, setting): (seed, setting) for seed, setting in runs}
+        for i, future in enumerate(futures, 1):
+            seed, setting = futures[future]
+            out = future.result()
+            done.append((seed, setting, out))
+            bad = f", failed cells {out['failed_cells']}" if out["failed_cells"] else ""
+            print(f"  {name} seed {seed:2d} ({setting}): {out['seconds']:.0f} s{bad}  [{i}/{len(runs)}]", flush=True)
+    values = {c.label: [out["values"].get(c.label) for _, _, out in done] for c in CLAIMS[name]}
+    import platform
+
+    import torch
+
+    return {"recipe_hash": measured_with, "seeds": seeds, "settings": settings, "runs": len(done),
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__} "
+                       f"({torch.backends.cpu.get_cpu_capability()})",
+            "seconds_per_run": statistics.mean(out["seconds"] for *_, out in done),
+            "failed_runs": [{"seed": s, "setting": st, "cells": out["failed_cells"]} for s, st, out in done
+                            if out["failed_cells"]],
+            "claims": [summarise(c, values[c.label]) for c in CLAIMS[name]],
+            "values": {label: [[s, st, v] for (s, st, _), v in zip(done, vs)] for label, vs in values.items()}}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("notebooks", nargs="*", help=f"by number or name (default: {', '.join(CLAIMS)})")
+    ap.add_argument("--seeds", type=int, default=20, help="seeds 0 ... N-1 (default 20)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once")
+    ap.add_argument("--check", action="store_true", help="only say whether docs/margins.json is current")
+    args = ap.parse_args(argv)
+    names = [n for n in CLAIMS if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
+    if not names:
+        print(f"no live-training notebook matches {args.notebooks}; they are {', '.join(CLAIMS)}", file=sys.stderr)
+        return 2
+    results = load()
+    if args.check:
+        stale = [n for n in names if results.get(n, {}).get("recipe_hash") != recipe_hash(n)]
+        for n in stale:
+            print(f"{n}: docs/margins.json was measured with another recipe: run `python tools/margins.py {n[:2]}`")
+        return 1 if stale else 0
+    DOCS.mkdir(exist_ok=True)
+    for name in names:
+        print(f"{name}: {args.seeds} seeds x {len(SETTINGS)} settings", flush=True)
+        results[name] = measure(name, list(range(args.seeds)), list(SETTINGS), args.jobs)
+        ordered = {n: results[n] for n in CLAIMS if n in results}
+        (DOCS / "margins.json").write_text(json.dumps(ordered, indent=1), encoding="utf-8")
+        write_table(ordered)
+        for s in results[name]["claims"]:
+            if s.get("verdict") not in (None, "OK"):
+                print(f"  {s['verdict']}: {s['label']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main(sys.argv[1:]))
