@@ -1,10 +1,10 @@
-"""Same results on every learner's machine: the "another machine" pass (issue 8).
+"""Same results on every learner's machine: the "other machines" pass (issue 8).
 
 A learner's CPU rounds differently from the one a notebook was written on (another instruction set,
 another BLAS code path, another thread count), and live training amplifies the last bit. So every
 notebook runs once more here, on a fresh kernel, with torch's CPU kernels forced to another
-instruction set, MKL forced onto another code path and two threads instead of one (``PERTURBED``),
-and must pass the same asserts and print exactly the committed text in every
+instruction set, MKL forced onto another code path and another thread count — twice, as two other machines
+(``OTHER_MACHINES``) — and must pass the same asserts and print exactly the committed text in every
 ``# NBVAL_CHECK_OUTPUT`` cell.
 
 Together with nbval's run (same checks, this machine's own settings) this is also the determinism
@@ -12,7 +12,7 @@ test for every notebook: the committed outputs come from a fresh run (``tools/no
 refresh``), nbval's run must reproduce them, and so must this one.
 
 The negative control shows the perturbation is real: a short training run gives different weights,
-bit for bit, under ``PERTURBED`` than under the normal settings (and identical weights when the
+bit for bit, under each of ``OTHER_MACHINES`` than under the normal settings (and identical weights when the
 normal run is repeated). If a future torch ignored these variables, the pass above would prove
 nothing, and the control would fail and say so.
 
@@ -33,14 +33,18 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tools_module import tools_module
+
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# NBVAL_CHECK_OUTPUT"
 
-# Another machine, as far as one machine can pretend: torch's vectorised CPU kernels without
-# AVX2/AVX-512 (the "default" code path), MKL's conditional-numerical-reproducibility path instead
-# of the one tuned for this CPU, oneDNN held to SSE4.1, and two threads instead of one.
-PERTURBED = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
-             "ONEDNN_MAX_CPU_ISA": "SSE41", "GT_THREADS": "2"}
+# Two other machines, as far as one machine can pretend (tools/margins.py's SETTINGS, the same the margins are
+# measured under): A — torch's vectorised CPU kernels without AVX2/AVX-512 (the "default" code path), MKL's
+# conditional-numerical-reproducibility path instead of the one tuned for this CPU, oneDNN held to SSE4.1, and two
+# threads instead of one; B — torch's AVX2 kernels (another instruction set than this machine's AVX-512, where it
+# has it), MKL's reproducible path, one thread. Each gives another training trajectory from the same seed.
+OTHER_MACHINES = {name: env for name, env in tools_module("margins").SETTINGS.items() if name != "this machine"}
+PERTURBED = OTHER_MACHINES["other machine A"]
 
 
 def chosen() -> list[Path]:
@@ -77,25 +81,28 @@ def run_notebook(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
     return nb
 
 
-def perturbed_env() -> dict[str, str]:
-    return {**os.environ, **PERTURBED}
+def perturbed_env(machine: str = "other machine A") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    return {**env, **OTHER_MACHINES[machine]}
 
 
+@pytest.mark.parametrize("machine", list(OTHER_MACHINES), ids=lambda m: m.split()[-1])
 @pytest.mark.parametrize("path", chosen(), ids=lambda p: p.stem)
-def test_notebook_on_another_machine_prints_the_committed_checked_outputs(path):
+def test_notebook_on_another_machine_prints_the_committed_checked_outputs(path, machine):
     committed = checked_outputs(nbformat.read(path, as_version=4))
     assert committed, f"{path.name} has no `{MARK}` cell: nothing to compare"
+    settings = OTHER_MACHINES[machine]
     try:
-        ran = run_notebook(path, perturbed_env())
+        ran = run_notebook(path, perturbed_env(machine))
     except CellExecutionError as e:
-        pytest.fail(f"{path.name} fails on 'another machine' ({' '.join(f'{k}={v}' for k, v in PERTURBED.items())}):"
+        pytest.fail(f"{path.name} fails on '{machine}' ({' '.join(f'{k}={v}' for k, v in settings.items())}):"
                     f" an assert or a cell that passes here breaks when the CPU rounds differently.\n{e}")
     got = checked_outputs(ran)
     diffs = [i for i in committed if committed[i] != got.get(i)]
     assert not diffs, "\n".join(
-        f"{path.name} cell {i} prints something else on 'another machine' — a printed number depends on float "
+        f"{path.name} cell {i} prints something else on '{machine}' — a printed number depends on float "
         f"rounding (round it, or print it outside a checked cell and assert it with a margin):\n"
-        f"--- committed\n{committed[i]}--- under {PERTURBED}\n{got.get(i)}" for i in diffs)
+        f"--- committed\n{committed[i]}--- under {settings}\n{got.get(i)}" for i in diffs)
 
 
 # A short training run of the kind the notebooks do (notebook 06's facts task, all three models).
@@ -124,16 +131,16 @@ def _train_fingerprint(env: dict[str, str]) -> tuple[str, str, str]:
     return capability, threads, digest
 
 
-def test_negative_control_the_other_machine_really_rounds_differently():
-    normal_env = {**os.environ, "GT_THREADS": "1"}
-    for k in PERTURBED:
-        if k != "GT_THREADS":
-            normal_env.pop(k, None)
-    with ThreadPoolExecutor(3) as pool:
-        runs = [pool.submit(_train_fingerprint, env) for env in (normal_env, normal_env, perturbed_env())]
-        normal, again, other = (r.result() for r in runs)
+def test_negative_control_the_other_machines_really_round_differently():
+    normal_env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR",
+                                                                    "ONEDNN_MAX_CPU_ISA")} | {"GT_THREADS": "1"}
+    envs = [normal_env, normal_env] + [perturbed_env(m) for m in OTHER_MACHINES]
+    with ThreadPoolExecutor(2) as pool:
+        normal, again, *others = [r.result() for r in [pool.submit(_train_fingerprint, env) for env in envs]]
     assert normal == again, "the same settings must give bit-for-bit identical weights (a seeding bug?)"
-    assert other[0] == "DEFAULT" and other[1] == "2", f"the perturbation did not take effect: {other}"
-    assert other[2] != normal[2], (
-        "under the 'another machine' settings training gave bit-for-bit the same weights as here, so that pass "
-        f"proves nothing: torch ignores {PERTURBED} on this machine ({normal[0]}). Find another perturbation.")
+    for (machine, settings), other in zip(OTHER_MACHINES.items(), others):
+        want = (settings["ATEN_CPU_CAPABILITY"].upper(), settings["GT_THREADS"])
+        assert other[:2] == want, f"the perturbation of {machine} did not take effect: {other}"
+        assert other[2] != normal[2], (
+            f"under '{machine}' training gave bit-for-bit the same weights as here, so its pass proves nothing: "
+            f"torch ignores {settings} on this machine ({normal[0]}). Find another perturbation.")

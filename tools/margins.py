@@ -71,6 +71,16 @@ class Claim:
     assert_text: str | None = None
 
 
+# notebooks 09 and 10 both assert how the induction heads compose with the previous-token head
+COMPOSITION = [
+    Claim("K minus max(Q, V) composition, clearest previous-token head",
+          "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
+          ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
+    Claim("weakest previous-token K minus the other head's strongest",
+          "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads else None",
+          ">", 0, "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
+          "induction_heads)"),
+]
 CLAIMS: dict[str, list[Claim]] = {
     "02_zero_layer": [
         Claim("correlation of log|o_i| with log i, mask on", "corrs[True]", "<", -0.6,
@@ -134,14 +144,7 @@ CLAIMS: dict[str, list[Claim]] = {
         Claim("both layer-1 heads off, minus one", "values[4] - values[3]", ">", 0,
               "assert values[0] + 0.5 < values[3] < values[4]"),
         Claim("repeat loss, both layer-1 heads off", "values[4]", ">", 2.5, "assert values[4] > 2.5"),
-        Claim("K minus max(Q, V) composition, clearest previous-token head",
-              "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
-              ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
-        Claim("weakest previous-token K minus the other head's strongest",
-              "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads "
-              "else None", ">", 0,
-              "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
-              "induction_heads)"),
+        *COMPOSITION,
         Claim("repeat loss, previous-token head(s) out of layer 1's keys only", "by_path[\"layer 1's keys\"]", ">", 2.5,
               "assert by_path[\"layer 1's keys\"] > 2.5"),
         Claim("queries, values or direct path only: most above intact",
@@ -172,14 +175,7 @@ CLAIMS: dict[str, list[Claim]] = {
         Claim("previous-token head: eigenvalue ratio", "copy[0, prev][1]", "<", 0,
               "assert copy[0, prev][0] < 0.5 and copy[0, prev][1] < 0"),
         Claim("other layer-0 head: eigenvalue ratio", "copy[0, 1 - prev][1]"),
-        Claim("K minus max(Q, V) composition, clearest previous-token head",
-              "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
-              ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
-        Claim("weakest previous-token K minus the other head's strongest",
-              "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads "
-              "else None", ">", 0,
-              "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
-              "induction_heads)"),
+        *COMPOSITION,
         Claim("repeat loss, previous-token head(s) off", "without_prev", ">", 2.5,
               "assert without_prev > 2.5 and without_other < 0.8"),
         Claim("repeat loss, other layer-0 head off", "without_other if other_heads else None", "<", 0.8,
@@ -347,13 +343,19 @@ def _fmt(v) -> str:
 
 def write_table(results: dict) -> None:
     """docs/margins.md from docs/margins.json's results."""
+    (DOCS / "margins.md").write_text(markdown(results), encoding="utf-8")
+
+
+def markdown(results: dict) -> str:
+    """The text of docs/margins.md for these results."""
     lines = ["# Margins of the live-training claims", "",
              "Written by `python tools/margins.py` (its docstring says how and why); do not edit by hand. Each",
              "notebook that trains a model ran top to bottom once per seed under each setting; every claim it asserts",
              "(and a few it only quotes) was read from the kernel. **Headroom rule:** the threshold lies beyond the",
-             "worst value",
-             f"seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK); beyond the worst but closer",
-             "(TIGHT); crossed by some run (FAILS). A yes/no claim is OK when it held in every run.", ""]
+             f"worst value seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK); beyond the worst",
+             "but closer (TIGHT); crossed by some run (FAILS). A yes/no claim is OK when it held in every run.",
+             "Settings: " + "; ".join(f"{k}: " + ", ".join(f"`{a}={b}`" for a, b in v.items())
+                                     for k, v in SETTINGS.items()) + ".", ""]
     for name, r in results.items():
         lines += [f"## {name}", "",
                   f"{r['runs']} runs: seeds {r['seeds'][0]}-{r['seeds'][-1]} under {', '.join(r['settings'])}; "
@@ -365,6 +367,7 @@ def write_table(results: dict) -> None:
         lines += ["| claim | asserted | min | median | max | sd | headroom (σ from median) | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
         for s in r["claims"]:
+            s = s | {"label": s["label"].replace("|", "\\|")}  # (a bar inside a table cell must be escaped)
             asserted = "" if s["op"] is None else f"{s['op']} {_fmt(s['threshold'])}"
             if "true" in s:
                 lines.append(f"| {s['label']} | {asserted} | | {s['true']} of {s['runs']} runs | | | | "
@@ -376,7 +379,7 @@ def write_table(results: dict) -> None:
             else:
                 lines.append(f"| {s['label']} | {asserted} | | | | | | {s['verdict']} |")
         lines.append("")
-    (DOCS / "margins.md").write_text("\n".join(lines), encoding="utf-8")
+    return "\n".join(lines)
 
 
 def load() -> dict:
@@ -386,16 +389,20 @@ def load() -> dict:
 
 def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict:
     measured_with = recipe_hash(name)  # before the runs: an edit made while they run is not what they measured
-    runs = [(seed, setting) for setting in settings for seed in seeds]
     done: list[tuple[int, str, dict]] = []
-    with ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(run_once, name, seed, setting): (seed, setting) for seed, setting in runs}
-        for i, future in enumerate(futures, 1):
-            seed, setting = futures[future]
-            out = future.result()
-            done.append((seed, setting, out))
-            bad = f", failed cells {out['failed_cells']}" if out["failed_cells"] else ""
-            print(f"  {name} seed {seed:2d} ({setting}): {out['seconds']:.0f} s{bad}  [{i}/{len(runs)}]", flush=True)
+    total = len(seeds) * len(settings)
+    for setting in settings:
+        # no more threads than cores: kernels whose OpenMP threads outnumber the cores spin and run many times slower
+        threads = int(SETTINGS[setting].get("GT_THREADS", "1"))
+        at_once = max(1, min(jobs, (os.cpu_count() or 1) // threads))
+        with ThreadPoolExecutor(at_once) as pool:
+            futures = {pool.submit(run_once, name, seed, setting): seed for seed in seeds}
+            for future, seed in futures.items():
+                out = future.result()
+                done.append((seed, setting, out))
+                bad = f", failed cells {out['failed_cells']}" if out["failed_cells"] else ""
+                print(f"  {name} seed {seed:2d} ({setting}): {out['seconds']:.0f} s{bad}  [{len(done)}/{total}]",
+                      flush=True)
     values = {c.label: [out["values"].get(c.label) for _, _, out in done] for c in CLAIMS[name]}
     import platform
 

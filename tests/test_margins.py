@@ -1,0 +1,86 @@
+"""docs/margins.md, the measured margins of every live-training claim (tools/margins.py), is current and holds.
+
+The full sweep is too long for CI (about 40 minutes on 2 cores); these checks are cheap:
+- the table was measured with the notebooks' current recipe (the hash of their training and claim cells, of the
+  helper functions that train, of the claims and the settings): a changed recipe without a new measurement fails;
+- every threshold tools/margins.py reads is the notebook's own assert, word for word;
+- every asserted claim keeps the headroom rule in every notebook, and no run of the sweep failed a cell;
+- the tool's own arithmetic (the verdicts, what counts as a new recipe), on made-up values.
+tests/test_seeds.py runs the notebooks again with a few other seeds and machines.
+"""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from tools_module import tools_module
+
+margins = tools_module("margins")
+TABLE = margins.DOCS / "margins.json"
+
+
+@pytest.fixture(scope="module")
+def table() -> dict:
+    assert TABLE.exists(), "docs/margins.json is missing: run `python tools/margins.py` (about 40 minutes)"
+    return json.loads(TABLE.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", list(margins.CLAIMS))
+def test_the_table_was_measured_with_the_current_recipe(table, name):
+    assert name in table, f"docs/margins.json has no {name}: run `python tools/margins.py {name[:2]}`"
+    assert table[name]["recipe_hash"] == margins.recipe_hash(name), (
+        f"{name}'s recipe (its training or claim cells, the helpers that train, a claim or a setting) changed since "
+        f"docs/margins.md was measured: run `python tools/margins.py {name[:2]}` (about 10 minutes) and commit it")
+    assert table[name]["runs"] >= 60 and len(table[name]["seeds"]) >= 20
+    assert set(table[name]["settings"]) == set(margins.SETTINGS)
+
+
+@pytest.mark.parametrize("name", list(margins.CLAIMS))
+def test_every_threshold_is_the_notebooks_own_assert(name):
+    nb = nbformat.read(margins.notebook_path(name), as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for claim in margins.CLAIMS[name]:
+        if claim.op is not None:
+            assert claim.assert_text, f"{name}: '{claim.label}' is asserted but names no assert"
+        if claim.assert_text:
+            assert claim.assert_text in code, f"{name} no longer asserts `{claim.assert_text}` ('{claim.label}')"
+
+
+@pytest.mark.parametrize("name", list(margins.CLAIMS))
+def test_every_claim_keeps_its_headroom_and_no_run_failed(table, name):
+    measured = table[name]
+    assert not measured["failed_runs"], f"{name}: cells failed in the sweep: {measured['failed_runs']}"
+    bad = [(s["label"], s.get("verdict"), s.get("worst"), s.get("threshold"), s.get("sigmas"))
+           for s in measured["claims"] if s["op"] is not None and s.get("verdict") != "OK"]
+    assert not bad, f"{name}: claims without the headroom of docs/margins.md's rule: {bad}"
+    assert [s["label"] for s in measured["claims"]] == [c.label for c in margins.CLAIMS[name]]
+
+
+def test_the_markdown_table_is_the_json_one(table):
+    assert (margins.DOCS / "margins.md").read_text(encoding="utf-8") == margins.markdown(table), \
+        "docs/margins.md was edited by hand or is out of step with docs/margins.json: run tools/margins.py"
+
+
+def test_verdicts_on_made_up_values():
+    above = margins.Claim("x", "x", ">", 1.0, "assert x > 1.0")
+    assert margins.summarise(above, [2.0, 2.1, 1.9, 2.0])["verdict"] == "OK"          # 0.9 beyond, ~12 sd
+    assert margins.summarise(above, [1.2, 2.0, 2.8, 2.0])["verdict"] == "TIGHT"       # beyond, but 1.7 sd
+    assert margins.summarise(above, [0.9, 2.0, 2.0])["verdict"] == "FAILS"            # a run crossed it
+    s = margins.summarise(above, [3.0, 3.0, None])
+    assert s["verdict"] == "OK" and s["runs"] == 2 and s["headroom"] == 2.0           # no spread at all
+    below = margins.Claim("y", "y", "<", 0.5, "assert y < 0.5")
+    assert margins.summarise(below, [0.1, 0.2, 0.1, 0.15])["worst"] == 0.2
+    flag = margins.Claim("z", "z", "==", True, "assert z")
+    assert margins.summarise(flag, [True, True])["verdict"] == "OK"
+    assert margins.summarise(flag, [True, False])["verdict"] == "FAILS"
+    assert margins.summarise(margins.Claim("w", "w"), [True, False, True])["true"] == 2   # only measured
+    assert margins.holds(below, None) is None and margins.holds(below, 0.6) is False
+
+
+def test_a_comment_is_not_a_new_recipe_but_code_is():
+    a = "x = train(model, seed=SEED)  # 300 steps\n\n"
+    assert margins._code_without_comments(a) == margins._code_without_comments("x = train(model, seed=SEED)")
+    assert margins._code_without_comments(a) != margins._code_without_comments("x = train(model, seed=1)")
