@@ -16,11 +16,13 @@ It writes docs/margins.md (a table: claim, threshold, min / median / max / stand
 docs/margins.json (every value, and the recipe hash each notebook was measured with). tests/test_margins.py
 checks, cheaply, that the table is current (the recipe hash: the notebook's training and claim cells and the helper
 functions that train), that every threshold here is the notebook's own assert, and that each claim keeps the
-headroom below; the full sweep (about 40 minutes on 2 cores) runs only from here.
+headroom below; the full sweep (about 25 minutes on 2 cores) runs only from here.
 
 Headroom, the rule: a claim is OK when its threshold lies beyond the worst value of every run, and at least
-``MIN_SIGMAS`` standard deviations from the median (under a normal approximation that is a crossing rate under
-1 in 700 runs: well under 1 in 200, a class of 200 laptops). A boolean claim (a guess, a head found) is OK when it
+``MIN_SIGMAS`` standard deviations from the median, the deviation measured on the threshold's side only (the
+root-mean-square distance from the median of the runs on that side: a skewed claim's far tail says nothing about
+crossing). Under a normal approximation that is a crossing rate under 1 in 700 runs: well under 1 in 200, a
+class of 200 laptops. A boolean claim (a guess, a head found) is OK when it
 held in every run. A claim that cannot meet the rule must change (a comparison, a range in the prose), not the
 seed count.
 """
@@ -96,12 +98,15 @@ CLAIMS: dict[str, list[Claim]] = {
         Claim("d_model sweep: KL at 1 / KL at 64", "kls[0] / kls[-1]", ">", 20, "assert kls[0] > 20 * kls[-1]"),
     ],
     "06_mlp": [
-        Claim("attention + MLP: facts right", 'with_mlp["accuracy"]', ">=", 0.95,
-              'assert with_mlp["accuracy"] >= 0.95'),
-        Claim("attention only: facts right", 'without["accuracy"]', "<=", 0.85,
-              'assert without["accuracy"] <= 0.85 and wide["accuracy"] <= 0.85'),
-        Claim("attention only, wide: facts right", 'wide["accuracy"]', "<=", 0.85,
-              'assert without["accuracy"] <= 0.85 and wide["accuracy"] <= 0.85'),
+        Claim("attention + MLP: facts right", 'with_mlp["accuracy"]', ">=", 0.8,
+              'assert with_mlp["accuracy"] >= 0.8'),
+        Claim("attention + MLP minus the better attention-only model",
+              'with_mlp["accuracy"] - max(without["accuracy"], wide["accuracy"])', ">", 0,
+              'assert with_mlp["accuracy"] > max(without["accuracy"], wide["accuracy"])'),
+        Claim("attention only: facts right", 'without["accuracy"]', "<=", 0.9,
+              'assert without["accuracy"] <= 0.9 and wide["accuracy"] <= 0.9'),
+        Claim("attention only, wide: facts right", 'wide["accuracy"]', "<=", 0.9,
+              'assert without["accuracy"] <= 0.9 and wide["accuracy"] <= 0.9'),
         Claim("attention only: loss minus the best constant's", 'without["loss"] - task.best_constant_loss()', "<", 0,
               'assert without["loss"] < task.best_constant_loss() and wide["loss"] < task.best_constant_loss()'),
         Claim("wide: loss minus the best constant's", 'wide["loss"] - task.best_constant_loss()', "<", 0,
@@ -119,10 +124,9 @@ CLAIMS: dict[str, list[Claim]] = {
               "assert 0.35 < kept < 0.85"),
         Claim("facts surviving their strongest neuron's ablation: below", "kept", "<", 0.85,
               "assert 0.35 < kept < 0.85"),
-        Claim("facts broken by the most needed neuron", "broken_by[worst]", ">=", 20,
-              "assert broken_by[worst] >= 20"),
-        Claim("prompts the explorer's opening neuron fires on", 'explorer.last_state["fires_on"]', ">", 32,
-              'assert explorer.last_state["fires_on"] > task.n_facts // 8'),
+        Claim("facts broken by the most needed neuron", "broken_by[worst]", ">=", 10,
+              "assert broken_by[worst] >= 10"),
+        Claim("prompts the explorer's opening neuron fires on", 'explorer.last_state["fires_on"]'),
     ],
     "09_induction_heads": [
         Claim("step the induction score passed 0.85", "run.formed_at if run.formed_at is not None else 10**9", "<=",
@@ -166,10 +170,10 @@ CLAIMS: dict[str, list[Claim]] = {
         Claim("running head: weight on key i-1, queries 16-31", "far"),
         Claim("running head: near minus far", "near - far", ">", 0.2, "assert far < near - 0.2"),
         Claim("induction heads: share of tokens whose top output is themselves",
-              "min(copy[1, h][0] for h in induction_heads)", ">", 0.9,
-              "assert all(copy[1, h][0] > 0.9 and copy[1, h][1] > 0.9 for h in induction_heads)"),
+              "min(copy[1, h][0] for h in induction_heads)", ">", 0.8,
+              "assert all(copy[1, h][0] > 0.8 and copy[1, h][1] > 0.9 for h in induction_heads)"),
         Claim("induction heads: eigenvalue ratio", "min(copy[1, h][1] for h in induction_heads)", ">", 0.9,
-              "assert all(copy[1, h][0] > 0.9 and copy[1, h][1] > 0.9 for h in induction_heads)"),
+              "assert all(copy[1, h][0] > 0.8 and copy[1, h][1] > 0.9 for h in induction_heads)"),
         Claim("previous-token head: share of tokens whose top output is themselves", "copy[0, prev][0]", "<", 0.5,
               "assert copy[0, prev][0] < 0.5 and copy[0, prev][1] < 0"),
         Claim("previous-token head: eigenvalue ratio", "copy[0, prev][1]", "<", 0,
@@ -325,9 +329,15 @@ def summarise(claim: Claim, values: list) -> dict:
     out |= {"min": lo, "median": mid, "max": hi, "sd": sd}
     if claim.op is None:
         return out | {"verdict": None}
-    worst = hi if claim.op in ("<", "<=") else lo
-    margin = (claim.threshold - worst) if claim.op in ("<", "<=") else (worst - claim.threshold)
-    sigmas = abs(claim.threshold - mid) / sd if sd > 0 else math.inf
+    upper = claim.op in ("<", "<=")  # the threshold is above the values
+    worst = hi if upper else lo
+    margin = (claim.threshold - worst) if upper else (worst - claim.threshold)
+    # the spread on the threshold's side only (a semi-deviation about the median): a skewed claim's far tail, away
+    # from the threshold, says nothing about how often a run crosses it
+    side = [v - mid for v in seen if (v > mid if upper else v < mid)]
+    semi = math.sqrt(sum(d * d for d in side) / len(side)) if side else 0.0
+    out["sd_toward"] = semi
+    sigmas = abs(claim.threshold - mid) / semi if semi > 0 else math.inf
     beyond = all(holds(claim, v) for v in seen)
     out |= {"worst": worst, "headroom": margin, "sigmas": sigmas}
     return out | {"verdict": "OK" if beyond and sigmas >= MIN_SIGMAS else ("TIGHT" if beyond else "FAILS")}
@@ -352,8 +362,9 @@ def markdown(results: dict) -> str:
              "Written by `python tools/margins.py` (its docstring says how and why); do not edit by hand. Each",
              "notebook that trains a model ran top to bottom once per seed under each setting; every claim it asserts",
              "(and a few it only quotes) was read from the kernel. **Headroom rule:** the threshold lies beyond the",
-             f"worst value seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK); beyond the worst",
-             "but closer (TIGHT); crossed by some run (FAILS). A yes/no claim is OK when it held in every run.",
+             f"worst value seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK), the deviation",
+             "taken on the threshold's side of the median only (σ toward); beyond the worst but closer (TIGHT);",
+             "crossed by some run (FAILS). A yes/no claim is OK when it held in every run.",
              "Settings: " + "; ".join(f"{k}: " + ", ".join(f"`{a}={b}`" for a, b in v.items())
                                      for k, v in SETTINGS.items()) + ".", ""]
     for name, r in results.items():
@@ -364,7 +375,7 @@ def markdown(results: dict) -> str:
         if r["failed_runs"]:
             lines += ["Runs in which a cell failed: " + "; ".join(
                 f"seed {f['seed']} ({f['setting']}): cells {f['cells']}" for f in r["failed_runs"]), ""]
-        lines += ["| claim | asserted | min | median | max | sd | headroom (σ from median) | verdict |",
+        lines += ["| claim | asserted | min | median | max | sd | headroom (σ toward, from median) | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
         for s in r["claims"]:
             s = s | {"label": s["label"].replace("|", "\\|")}  # (a bar inside a table cell must be escaped)
@@ -383,8 +394,13 @@ def markdown(results: dict) -> str:
 
 
 def load() -> dict:
+    """docs/margins.json, its summaries recomputed from the stored values with the current rule."""
     path = DOCS / "margins.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for name, r in results.items():
+        if name in CLAIMS:
+            r["claims"] = [summarise(c, [v for *_, v in r["values"].get(c.label, [])]) for c in CLAIMS[name]]
+    return results
 
 
 def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict:
@@ -419,12 +435,20 @@ def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict
             "values": {label: [[s, st, v] for (s, st, _), v in zip(done, vs)] for label, vs in values.items()}}
 
 
+def _save(results: dict) -> None:
+    ordered = {n: results[n] for n in CLAIMS if n in results}
+    (DOCS / "margins.json").write_text(json.dumps(ordered, indent=1), encoding="utf-8")
+    write_table(ordered)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", help=f"by number or name (default: {', '.join(CLAIMS)})")
     ap.add_argument("--seeds", type=int, default=20, help="seeds 0 ... N-1 (default 20)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once")
     ap.add_argument("--check", action="store_true", help="only say whether docs/margins.json is current")
+    ap.add_argument("--rewrite", action="store_true",
+                    help="no runs: rewrite docs/margins.json and .md from the stored values with the current rule")
     args = ap.parse_args(argv)
     names = [n for n in CLAIMS if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
     if not names:
@@ -437,12 +461,13 @@ def main(argv: list[str]) -> int:
             print(f"{n}: docs/margins.json was measured with another recipe: run `python tools/margins.py {n[:2]}`")
         return 1 if stale else 0
     DOCS.mkdir(exist_ok=True)
+    if args.rewrite:
+        _save(results)
+        return 0
     for name in names:
         print(f"{name}: {args.seeds} seeds x {len(SETTINGS)} settings", flush=True)
         results[name] = measure(name, list(range(args.seeds)), list(SETTINGS), args.jobs)
-        ordered = {n: results[n] for n in CLAIMS if n in results}
-        (DOCS / "margins.json").write_text(json.dumps(ordered, indent=1), encoding="utf-8")
-        write_table(ordered)
+        _save(results)
         for s in results[name]["claims"]:
             if s.get("verdict") not in (None, "OK"):
                 print(f"  {s['verdict']}: {s['label']}", flush=True)
