@@ -1,4 +1,5 @@
-"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard.
+"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, and no warning
+under a notebook cell.
 
 The whole suite must pass with the network disabled (issue 5). GT_OFFLINE=1 plus
 tests/offline/ on PYTHONPATH make every Python process the tests start (nbval's kernels,
@@ -8,8 +9,11 @@ by its own flags (tools/jlab.py). Set GT_OFFLINE=0 to switch the guard off.
 """
 
 import os
+import re
 import runpy
 from pathlib import Path
+
+import pytest
 
 _GUARD = Path(__file__).resolve().parent / "tests" / "offline"
 
@@ -19,3 +23,23 @@ if os.environ.get("GT_OFFLINE", "1") == "1":
     if str(_GUARD) not in parts:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(_GUARD), *parts])
     runpy.run_path(str(_GUARD / "sitecustomize.py"))
+
+
+# --- a clean run shows the learner no warnings ----------------------------------------------------------------------
+# nbval runs every notebook cell by cell; after each cell, anything the cell wrote to stderr that looks like a
+# Python warning (a UserWarning from torch, a DeprecationWarning, ...) fails that cell: a learner should not have to
+# wonder whether "UserWarning: ..." under a cell means they did something wrong. (Progress bars in a kernel are
+# widgets, not stderr; tests/test_progress.py checks they end green.)
+WARNING = re.compile(r"\b[A-Z]\w*Warning: ")  # how Python prints one: "file.py:12: UserWarning: message"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    outputs = getattr(item, "test_outputs", None)  # set by nbval's cell items only
+    if outputs:
+        stderr = "".join(o.get("text", "") for o in outputs
+                         if o.get("output_type") == "stream" and o.get("name") == "stderr")
+        if WARNING.search(stderr):
+            raise AssertionError(f"this notebook cell shows the learner a warning:\n{stderr[-1500:]}")
+    return result

@@ -23,12 +23,12 @@ import time
 from dataclasses import dataclass, field
 
 import torch
-from tqdm.auto import tqdm
 
 from helpers.interp.scores import head_scores
 from helpers.interp.sequences import repeated_tokens
 from helpers.model.config import Config
 from helpers.optim import AdamW
+from helpers.progress import tqdm  # ends green, not red, when the heads form before the step budget
 from helpers.runtime import release_memory
 from helpers.model.transformer import Transformer
 

@@ -8,3 +8,4 @@ import torch
 
 def pytest_configure(config):
     torch.set_num_threads(int(os.environ.get("GT_THREADS", "1")))
+
