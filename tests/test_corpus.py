@@ -57,3 +57,21 @@ def test_too_short_text_says_so():
 def test_bad_fraction():
     with pytest.raises(ValueError, match="heldout_fraction"):
         corpus.split("a\n" * 100, heldout_fraction=1.5)
+
+
+def test_notebook_01s_sentence_on_unk_holds():
+    """01: "about a fifth of them are names ..., the rest ordinary words (pay, keeper, owner, skins)"."""
+    from collections import Counter
+
+    from helpers.data import default_data
+    from helpers.tokens import TOKEN_PATTERN
+
+    d = default_data()
+    raw = d.corpus.heldout
+    unk = [m.group(0) for m in TOKEN_PATTERN.finditer(raw.lower()) if m.group(0) not in d.tokenizer]
+    written_lower = {m.group(0) for m in TOKEN_PATTERN.finditer(d.corpus.train + raw)}  # as written in the text
+    names = [w for w in unk if w not in written_lower]             # never written in lower case: a name
+    assert 0.15 < len(names) / len(unk) < 0.3
+    assert {"amaziah", "cain", "ahasuerus"} <= set(names)
+    common = [w for w, _ in Counter(w for w in unk if w in written_lower).most_common(10)]
+    assert {"pay", "keeper", "owner", "skins"} <= set(common)

@@ -83,12 +83,10 @@ COMPOSITION = [
           ">", 0, "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
           "induction_heads)"),
 ]
+_SETS = "[fact_neurons(mlp_model, prompts[i], int(answers[i])) for i in range(len(answers)) if right[i]]"
+
 CLAIMS: dict[str, list[Claim]] = {
     "02_zero_layer": [
-        Claim("correlation of log|o_i| with log i, mask on", "corrs[True]", "<", -0.6,
-              "assert (corr < -0.6) if masked else abs(corr) < 0.05"),
-        Claim("|correlation|, mask off", "abs(corrs[False])", "<", 0.05,
-              "assert (corr < -0.6) if masked else abs(corr) < 0.05"),
         Claim("share of the unigram -> bigram gap closed", "gap_closed", ">", 0.8, "assert gap_closed > 0.8"),
         Claim("held-out loss minus the unigram's", "ce_zero - ce_unigram", "<", 0, "assert ce_zero < ce_unigram"),
         Claim("KL(zero-layer) / KL(unigram)", "kl_model / kl_unigram", "<", 1 / 3,
@@ -127,8 +125,22 @@ CLAIMS: dict[str, list[Claim]] = {
         Claim("facts broken by the most needed neuron", "broken_by[worst]", ">=", 10,
               "assert broken_by[worst] >= 10"),
         Claim("prompts the explorer's opening neuron fires on", 'explorer.last_state["fires_on"]'),
+        # exercise 6.2's open part, answered in its fold: fact_neurons (the solution) on every fact the model knows
+        Claim("exercise 6.2: median neurons a known fact needs",
+              f"(lambda s: sorted(map(len, s))[len(s) // 2])({_SETS})"),
+        Claim("exercise 6.2: most neurons a known fact needs", f"max(map(len, {_SETS}))"),
+        Claim("exercise 6.2: share of known facts one neuron flips",
+              f"(lambda s: sum(len(x) == 1 for x in s) / len(s))({_SETS})"),
+        Claim("exercise 6.2: share of known facts whose strongest-firing neuron is in the set",
+              "(lambda k: sum(int(strongest[i]) in fact_neurons(mlp_model, prompts[i], int(answers[i])) for i in k)"
+              " / len(k))([i for i in range(len(answers)) if right[i]])"),
     ],
     "09_induction_heads": [
+        Claim("first half: probability on characters already seen minus a uniform guess's",
+              "float(on_seen.mean() - uniform.mean())", ">", 0,
+              "assert on_seen.mean() > uniform.mean() and right.mean() < 1 / 64"),
+        Claim("first half: probability of the right character, times 64", "float(right.mean()) * 64", "<", 1,
+              "assert on_seen.mean() > uniform.mean() and right.mean() < 1 / 64"),
         Claim("step the induction score passed 0.85", "run.formed_at if run.formed_at is not None else 10**9", "<=",
               1000, "assert run.formed_at is not None and run.formed_at <= 1000"),
         Claim("training loss, first 100 steps", "early", ">", 3.8, "assert early > 3.8 and late < early - 1.5"),
