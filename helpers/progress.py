@@ -31,10 +31,8 @@ class EndsGreen:
             self.update(1)
 
     def close(self) -> None:
-        taken = getattr(self, "taken", None)
-        if (not self.disable and getattr(self, "by_owner", False) and taken is not None and self.total
-                and taken < self.total):
-            planned = self.total
+        if not self.disable and getattr(self, "by_owner", False) and self.total and self.taken < self.total:
+            planned, taken = self.total, self.taken  # (by_owner: our __iter__ ran, so taken is set)
             self.n = self.total = taken
             container = getattr(self, "container", None)  # tqdm.notebook's widget: label, bar, label
             if container is not None:

@@ -86,6 +86,12 @@ def readme_cell(est: dict) -> str:
     return f"{est['reading']} min + {est['exercise_minutes']} min exercises"
 
 
+def hours(estimates: list[dict]) -> list[tuple[str, str, float]]:
+    """(first, last, hours) for notebooks 01-05 and 06-10: reading and exercises together."""
+    return [(lo, hi, sum(e["reading"] + e["exercise_minutes"] for e in estimates if lo <= e["notebook"][:2] <= hi) / 60)
+            for lo, hi in (("01", "05"), ("06", "10"))]
+
+
 def write(estimates: list[dict]) -> list[str]:
     changed = []
     for est in estimates:
@@ -110,9 +116,8 @@ def write(estimates: list[dict]) -> list[str]:
         text, n = row.subn(lambda m: m.group(1) + readme_cell(est) + m.group(2), text)
         if n != 1:
             sys.exit(f"README.md: no single table row for notebook {est['notebook'][:2]}")
-    hours = [sum(e["reading"] + e["exercise_minutes"] for e in estimates if lo <= e["notebook"][:2] <= hi) / 60
-             for lo, hi in (("01", "05"), ("06", "10"))]
-    text, n = TOTALS.subn(f"**{hours[0]:.1f} hours for 01–05 and {hours[1]:.1f} for\n06–10**", text)
+    (_, _, first), (_, _, second) = hours(estimates)
+    text, n = TOTALS.subn(f"**{first:.1f} hours for 01–05 and {second:.1f} for\n06–10**", text)
     if n != 1:
         sys.exit("README.md: no '**N hours for 01–05 and M for 06–10**' in its Learner time section")
     README.write_text(text, encoding="utf-8")
@@ -128,10 +133,8 @@ def main() -> None:
     for e in estimates:
         print(f"{e['notebook']:26s} {e['words']:6d} {e['code_lines']:5d} {e['predictions']:5d} {e['explorers']:5d} "
               f"{e['check_yourself']:5d}   {e['reading']:4d}   {e['exercise_minutes']:4d} ({len(e['exercises'])})")
-    for lo, hi in (("01", "05"), ("06", "10")):
-        part = [e for e in estimates if lo <= e["notebook"][:2] <= hi]
-        total = sum(e["reading"] + e["exercise_minutes"] for e in part)
-        print(f"{lo}-{hi}: {total} minutes ({total / 60:.1f} hours)")
+    for lo, hi, total in hours(estimates):
+        print(f"{lo}-{hi}: {total * 60:.0f} minutes ({total:.1f} hours)")
     if args.write:
         print("updated:", ", ".join(write(estimates)) or "nothing")
 
