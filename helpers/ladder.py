@@ -82,5 +82,5 @@ def load_rung(rung: str, long: bool = False) -> list[tuple[Transformer, dict[str
 
 
 def heldout_curve(meta: dict[str, str]) -> list[float]:
-    """The held-out losses train_models.py recorded every EVAL_EVERY steps (first 20,000 held-out tokens)."""
+    """The held-out losses train_models.py recorded every EVAL_EVERY steps (the held-out set, helpers.data)."""
     return [float(v) for v in json.loads(meta["heldout_curve"])]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 from tqdm.auto import tqdm
 
+from helpers.data import HELDOUT_PREDICTIONS
 from helpers.model.config import Config
 from helpers.model.transformer import Transformer
 from helpers.optim import AdamW
@@ -77,12 +78,12 @@ def evaluate(model: Transformer, ids: torch.Tensor, max_tokens: int | None = Non
 
 def train(model: Transformer, train_ids: torch.Tensor, steps: int, *, batch_size: int = 32,
           lr: float = 1e-2, weight_decay: float = 0.0, seed: int = 0,
-          heldout_ids: torch.Tensor | None = None, eval_every: int = 100, eval_tokens: int = 20_000,
+          heldout_ids: torch.Tensor | None = None, eval_every: int = 100, eval_tokens: int = HELDOUT_PREDICTIONS,
           log_every: int = 10, progress: bool = True, desc: str = "training") -> History:
     """Train ``model`` on random windows of ``train_ids`` with AdamW; return the loss history.
 
-    If ``heldout_ids`` is given, the held-out loss (on its first ``eval_tokens`` tokens) is
-    measured every ``eval_every`` steps and at the end.
+    If ``heldout_ids`` is given, the held-out loss (on its first ``eval_tokens`` predictions; by default the
+    series' held-out set, ``helpers.data``) is measured every ``eval_every`` steps and at the end.
     """
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers import ladder
+from helpers.data import HELDOUT_PREDICTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
-EVAL_TOKENS = 20_000  # held-out tokens scored for the recorded loss (the first ones of the split)
+EVAL_TOKENS = HELDOUT_PREDICTIONS  # the recorded losses are on the series' held-out set (helpers.data)
 
 
 @dataclass(frozen=True)
