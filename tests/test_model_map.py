@@ -1,5 +1,5 @@
-"""The map of the model (helpers/plots/model_map.py): one drawing, each notebook's part marked, a text
-alternative that says what is marked, and the copy the README shows kept current."""
+"""The map of the model (helpers/plots/model_map.py): one drawing, each notebook's part marked and the parts its
+models lack drawn faint, a text alternative that says both first, and the copy the README shows kept current."""
 
 from __future__ import annotations
 
@@ -17,41 +17,50 @@ ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def parse(svg: str) -> ET.Element:
-    return ET.fromstring(svg)
+def bold_texts(svg: str) -> list[str]:
+    return [t.text for t in ET.fromstring(svg).iter(f"{SVG}text") if t.get("font-weight") == "bold" and t.text]
 
 
-def marked_labels(svg: str) -> list[str]:
-    """The labels drawn bold: a marked part's box text (the stream's and the block's captions too)."""
-    root = parse(svg)
-    return [t.text for t in root.iter(f"{SVG}text") if t.get("font-weight") == "bold" and t.text
-            and t.text != "this notebook" and not t.text.startswith("Where") and not t.text.startswith("A GPT")]
+def faint_groups(svg: str) -> int:
+    return sum(1 for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("opacity") == str(mm.FAINT))
 
 
 @pytest.mark.parametrize("notebook", sorted(mm.NOTEBOOK_PARTS))
 def test_each_notebook_marks_its_parts_and_says_so(notebook):
-    parts, caption = mm.NOTEBOOK_PARTS[notebook]
-    html = mm.map_html(notebook)
-    svg = html[html.index("<svg"):html.index("</svg>") + 6]
-    root = parse(svg)                                                    # well-formed
+    parts, faint, caption = mm.NOTEBOOK_PARTS[notebook]
+    assert not set(parts) & set(faint)                                   # a part is marked or missing, not both
+    m = mm.ModelMap(notebook)
+    svg = m.svg()
+    root = ET.fromstring(svg)                                            # well-formed
     assert root.get("role") == "img"
     title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
-    assert root.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
-    assert f"notebook {notebook}" in title.text
-    said = desc.text.split(" Marked: ")[1]                               # the text alternative names what is marked
-    if set(parts) == set(mm.PARTS):
-        assert said == "every part."
+    assert root.get("aria-labelledby") == title.get("id") and root.get("aria-describedby") == desc.get("id")
+    assert title.text == f"Where notebook {notebook} sits in the model"
+    # the text alternative: what is marked first, then what is missing, in the map's own order, then the model
+    marked_said = re.match(r"Marked: (.*?)\.( Drawn faint|  ?A GPT)", desc.text).group(1)
+    assert marked_said == "; ".join(mm.PARTS[p] for p in mm.PARTS if p in parts)
+    if faint:
+        faint_said = re.search(r"Drawn faint, not in this notebook's models: (.*?)\. A GPT", desc.text).group(1)
+        assert faint_said == "; ".join(mm.PARTS[p] for p in mm.PARTS if p in faint)
+        assert faint_groups(svg) >= len(faint)
     else:
-        assert [p for p in mm.PARTS if mm.PARTS[p][1] in said] == [p for p in mm.PARTS if p in parts]
-    boxes = [p for p in parts if p not in ("stream", "layers")]
-    assert svg.count(">this notebook</text>") == len(boxes)              # one label under each marked box
-    assert len(marked_labels(svg)) == len(parts)                          # bold: the marked parts, nothing else
-    assert html_lib.escape(caption) in html and caption.startswith(f"Notebook {notebook} ")
+        assert "Drawn faint" not in desc.text and faint_groups(svg) == 0
+    assert desc.text.endswith(mm.WHOLE)
+    assert not re.search(r"[⁽⁾₀-₉ₙ]", desc.text)                      # plain symbols a screen reader can say
+    # marked parts: bold, and a "this notebook" / "here" label (01's two ends share the table's label)
+    labels = svg.count(">this notebook</text>") + svg.count(">here</text>")
+    boxes = [p for p in parts if p not in ("stream", "layers", "bigram")]
+    assert labels == (0 if "bigram" in parts else len(boxes))
+    spans = set(parts) & {"stream", "layers", "bigram"}                  # marked without a box: a bold caption
+    assert sum(t.startswith("this notebook:") for t in bold_texts(svg)) == len(spans)
+    assert html_lib.escape(caption) in m._repr_html_() and caption.startswith(f"Notebook {notebook} ")
+    assert repr(m).startswith(caption) and mm.map_text(parts, faint) in repr(m)   # text where HTML is not shown
 
 
 def test_plain_map_marks_nothing_and_ids_are_per_notebook():
     svg = mm.model_map_svg()
-    assert "this notebook" not in svg and marked_labels(svg) == [] and "Marked" not in mm.map_text()
+    assert "this notebook" not in svg and bold_texts(svg) == ["Where this sits in the model"]
+    assert mm.map_text() == mm.WHOLE and faint_groups(svg) == 0
     ids = [set(re.findall(r'id="([^"]+)"', mm.map_html(n))) for n in mm.NOTEBOOK_PARTS]
     assert all(not (a & b) for i, a in enumerate(ids) for b in ids[i + 1:])   # two maps on one page: no shared id
 

@@ -7,12 +7,14 @@ around", "The multilayer perceptron", "LayerNorm" and "Summing up"). This module
 SVG, and each notebook opens with it, its own part marked.
 
     model_map_svg(parts)     the SVG string: ``parts`` (names in ``PARTS``) drawn marked, the rest plain
-    map_text(parts)          its text alternative: the whole model in words, then what is marked
-    NOTEBOOK_PARTS           notebook number -> (parts marked, one sentence: what the notebook shows of them)
+    map_text(parts, faint)   its text alternative: what is marked, what is missing, then the whole model in words
+    NOTEBOOK_PARTS           notebook -> (parts marked, parts its models lack (drawn faint), a caption)
     show_map(notebook)       display the map of notebook "01" ... "10" in a cell, with its caption
 
-A marked part is told apart by more than colour: a thicker outline, bold text and a "this notebook" label under
-it; the SVG carries ``role="img"``, a ``<title>`` and a ``<desc>`` (the text alternative). Drawn by hand (a few
+A marked part is told apart by more than colour: a thicker outline, bold text and a "this notebook" (or, on a small
+box, "here") label; parts the notebook's models lack are drawn faint and dashed. The SVG carries ``role="img"``, a
+``<title>`` (its name) and a ``<desc>`` (the text alternative, written in plain symbols a screen reader can say).
+Drawn by hand (a few
 boxes and arrows, no plotting library) so that the picture is text in the kernel's output, as every explorer's is.
 """
 
@@ -20,57 +22,67 @@ from __future__ import annotations
 
 import html
 
-from helpers.plots.svg import BLUE, GREY, ORANGE
+from helpers.plots.svg import BLUE, GREY
 
-# part name -> (label in the picture, what it is, in words for the text alternative)
-PARTS: dict[str, tuple[str, str]] = {
-    "tokens": ("tokens t₁ … tₙ", "the tokens t₁ to tₙ"),
-    "embed": ("embedding", "the embedding, x⁽⁰⁾ = W_E t + W_pos"),
-    "stream": ("residual stream", "the residual stream that carries one vector per token from block to block"),
-    "ln1": ("LN", "the LayerNorm before attention"),
-    "attn": ("attention", "attention: H heads, each with W_Q, W_K, W_V and W_O, their outputs added to the stream"),
-    "ln2": ("LN", "the LayerNorm before the MLP"),
-    "mlp": ("MLP", "the MLP: W_1, ReLU, W_2, its output added to the stream"),
-    "layers": ("× n_layers", "the stack of n_layers blocks, each reading what earlier blocks wrote"),
-    "ln_final": ("LN", "the final LayerNorm"),
-    "unembed": ("unembedding", "the unembedding W_U, which gives one logit per vocabulary token"),
-    "probs": ("softmax → P(next)", "softmax, which turns the logits into next-token probabilities"),
+# part name -> what it is, in words for the text alternative
+PARTS: dict[str, str] = {
+    "tokens": "the tokens t1 to tn",
+    "bigram": "notebook 01's bigram table, which goes from the last token straight to the next-token probabilities",
+    "embed": "the embedding, x(0) = W_E t + W_pos",
+    "stream": "the residual stream, one vector per token, which every block reads and adds to",
+    "ln1": "the LayerNorm before attention",
+    "attn": "attention (H heads, each with W_Q, W_K, W_V and W_O; their outputs are added to the stream)",
+    "ln2": "the LayerNorm before the MLP",
+    "mlp": "the MLP (W_1, ReLU, W_2; its output is added to the stream)",
+    "layers": "the stack of blocks, each reading what earlier blocks wrote",
+    "ln_final": "the final LayerNorm before the unembedding (GPT-2 and our full models have it; the post's table "
+                "leaves it out)",
+    "unembed": "the unembedding W_U, which gives one logit per vocabulary token",
+    "probs": "the next-token probabilities (in a Transformer, softmax of each position's logits)",
 }
 LAYERNORMS = ("ln1", "ln2", "ln_final")
+BLOCK = ("ln1", "attn", "ln2", "mlp", "layers")
+ATTENTION_ONLY = ("ln1", "ln2", "mlp", "ln_final")   # the parts an attention-only model without LayerNorm lacks
 
-# notebook -> (parts marked, what the notebook shows of them)
-NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], str]] = {
-    "01": (("tokens", "probs"),
-           "Notebook 01 has no model in between yet: a bigram table goes from the last token straight to the "
+# notebook -> (parts marked, parts its models do not have (drawn faint), what the notebook shows of the marked ones)
+NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "01": (("tokens", "bigram", "probs"), ("embed", "stream", *BLOCK, "ln_final", "unembed"),
+           "Notebook 01 has no Transformer yet: a bigram table goes from the last token straight to the "
            "next-token probabilities."),
-    "02": (("tokens", "embed", "stream", "unembed", "probs"),
+    "02": (("tokens", "embed", "stream", "unembed", "probs"), (*BLOCK, "ln_final"),
            "Notebook 02 builds the two ends: the embedding starts the residual stream and the unembedding reads "
            "it, with no block in between (a zero-layer Transformer)."),
-    "03": (("attn",),
-           "Notebook 03 opens the attention sub-layer for one query: the last token's."),
-    "04": (("attn",),
-           "Notebook 04 gives every token a query: the whole attention matrix, with the causal mask."),
-    "05": (("attn",),
-           "Notebook 05 splits attention into several heads whose outputs are added."),
-    "06": (("mlp",),
+    "03": (("attn",), ATTENTION_ONLY,
+           "Notebook 03 opens attention for one query, the last token's, in a one-layer model with one head and "
+           "no MLP or LayerNorm, like the post's simplified model."),
+    "04": (("attn",), ATTENTION_ONLY,
+           "Notebook 04 gives every token a query: the whole attention matrix, with the causal mask (its models "
+           "are attention-only)."),
+    "05": (("attn",), ATTENTION_ONLY,
+           "Notebook 05 splits attention into several heads whose outputs are added (its models are "
+           "attention-only, with one and two layers)."),
+    "06": (("mlp",), LAYERNORMS,
            "Notebook 06 opens the MLP, which works on each token's vector alone."),
-    "07": (LAYERNORMS,
-           "Notebook 07 opens LayerNorm, before attention, before the MLP and before the unembedding."),
-    "08": (tuple(PARTS),
-           "Notebook 08 puts every piece together and measures what each one buys."),
-    "09": (("attn", "layers"),
-           "Notebook 09 stacks two layers of attention: a head in the second layer reads what a head in the "
-           "first wrote (induction heads)."),
-    "10": (("embed", "stream", "attn", "unembed"),
-           "Notebook 10 reads attention heads as circuits from the embedding, through the residual stream, to "
-           "the unembedding."),
+    "07": (LAYERNORMS, (),
+           "Notebook 07 opens LayerNorm: before attention, before the MLP, and before the unembedding (that last "
+           "one is GPT-2's and our full models'; the post's table leaves it out)."),
+    "08": (tuple(p for p in PARTS if p != "bigram"), (),
+           "Notebook 08 puts every piece together, one layer and two, and measures what each one buys."),
+    "09": (("attn", "layers"), ATTENTION_ONLY,
+           "Notebook 09 stacks two attention-only layers (no MLP, no LayerNorm): a head in the second layer reads "
+           "what a head in the first wrote (induction heads)."),
+    "10": (("embed", "stream", "attn", "layers", "unembed"), (),
+           "Notebook 10 reads a head as two circuits, QK (W_Q^T W_K) and OV (W_O W_V), from the embedding through "
+           "the residual stream to the unembedding, scores how heads of two layers compose, and counts what "
+           "attention costs."),
 }
 
-WIDTH, HEIGHT = 904, 222
+WIDTH, HEIGHT = 904, 236
 STREAM_Y = 160                      # the residual stream's line
-MARK_FILL, MARK_STROKE = "#fee0b6", ORANGE
+MARK_FILL, MARK_STROKE, MARK_TEXT = "#fee0b6", "#b35806", "#8c4a00"   # text: 7:1 on white (WCAG AA needs 4.5:1)
 PLAIN_FILL, PLAIN_STROKE = "#f4f4f4", GREY
 INK = "#222"
+FAINT = 0.3                         # opacity of the parts this notebook's models do not have
 
 
 def _e(text) -> str:
@@ -86,118 +98,162 @@ def _check(parts) -> frozenset[str]:
     return parts
 
 
-def map_text(parts=()) -> str:
-    """The map's text alternative: the model in words, in the post's order, then which parts are marked."""
-    marked = _check(parts)
-    whole = ("A map of a GPT-style Transformer, read left to right. The tokens t₁ to tₙ go into the embedding, "
-             "x⁽⁰⁾ = W_E t + W_pos, which starts the residual stream: one vector per token. A block reads the "
-             "stream and adds to it twice: a LayerNorm, then attention (H heads) added to the stream; a LayerNorm, "
-             "then the MLP added to the stream. n_layers blocks follow one another. After the last block a final "
-             "LayerNorm and the unembedding W_U give one logit per vocabulary token, and softmax turns the last "
-             "token's logits into the probabilities of the next token.")
-    if not marked:
-        return whole
-    if marked == set(PARTS):
-        return whole + " Marked: every part."
-    names = [PARTS[p][1] for p in PARTS if p in marked]
-    return whole + " Marked: " + "; ".join(names) + "."
+WHOLE = ("A GPT-style Transformer, read left to right. The tokens t1 to tn go into the embedding, "
+         "x(0) = W_E t + W_pos, which starts the residual stream: one vector per token. A block reads the stream "
+         "and adds to it twice: a LayerNorm, then attention with H heads, whose output is added to the stream; a "
+         "LayerNorm, then the MLP, whose output is added to the stream. Blocks follow one another, n_layers of "
+         "them. After the last block a final LayerNorm and the unembedding W_U give one logit per vocabulary "
+         "token at every position, and softmax turns each position's logits into probabilities for the token "
+         "after it.")
 
 
-def _box(x, y, w, h, label, marked, sub=None) -> str:
+def map_text(parts=(), faint=()) -> str:
+    """The map's text alternative: what is marked first (a screen reader hears it before the rest), what this
+    notebook's models lack, then the whole model in words, in the post's order."""
+    marked, absent = _check(parts), _check(faint)
+    said = []
+    if marked:
+        said.append("Marked: " + "; ".join(PARTS[p] for p in PARTS if p in marked) + ".")
+    if absent:
+        said.append("Drawn faint, not in this notebook's models: "
+                    + "; ".join(PARTS[p] for p in PARTS if p in absent) + ".")
+    return " ".join(said + [WHOLE])
+
+
+def _box(x, y, w, h, label, marked, faint, sub=None, note_above=False, note=True) -> str:
     fill, stroke, width, weight = ((MARK_FILL, MARK_STROKE, 3, "bold") if marked else
                                    (PLAIN_FILL, PLAIN_STROKE, 1, "normal"))
-    out = [f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" stroke="{stroke}" '
-           f'stroke-width="{width}"/>']
+    dash = ' stroke-dasharray="4 3"' if faint else ""
+    out = [f'<g opacity="{FAINT if faint else 1}"><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" '
+           f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"{dash}/>']
     ty = y + h / 2 + (4 if sub is None else -3)
-    out.append(f'<text x="{x + w / 2}" y="{ty}" text-anchor="middle" font-weight="{weight}" fill="{INK}">'
-               f'{_e(label)}</text>')
+    out.append(f'<text x="{x + w / 2}" y="{ty}" text-anchor="middle" font-size="11" font-weight="{weight}" '
+               f'fill="{INK}">{_e(label)}</text>')
     if sub is not None:
         out.append(f'<text x="{x + w / 2}" y="{y + h / 2 + 11}" text-anchor="middle" font-size="10" '
                    f'fill="{INK}">{_e(sub)}</text>')
-    if marked:
-        out.append(f'<text x="{x + w / 2}" y="{y + h + 13}" text-anchor="middle" font-size="10" '
-                   f'font-weight="bold" fill="{MARK_STROKE}">this notebook</text>')
+    out.append("</g>")
+    if marked and note:  # under the box, or above a small box whose arrow comes in from below
+        ly = y - 5 if note_above else y + h + 13
+        out.append(f'<text x="{x + w / 2}" y="{ly}" text-anchor="middle" font-size="10" font-weight="bold" '
+                   f'fill="{MARK_TEXT}">{"this notebook" if w > 40 else "here"}</text>')
     return "".join(out)
 
 
-def _arrow(x1, y1, x2, y2, uid, color=INK, width=1.3) -> str:
-    return (f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{color}" stroke-width="{width}" '
-            f'marker-end="url(#{uid}-head)"/>')
+def _arrow(x1, y1, x2, y2, uid, faint=False) -> str:
+    return (f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{INK}" stroke-width="1.3" '
+            f'opacity="{FAINT if faint else 1}" marker-end="url(#{uid}-head)"/>')
 
 
-def _add(x) -> str:
-    """The ⊕ where a sub-layer's output is added to the stream."""
-    return (f'<circle cx="{x}" cy="{STREAM_Y}" r="8" fill="#fff" stroke="{INK}" stroke-width="1.3"/>'
-            f'<text x="{x}" y="{STREAM_Y + 4}" text-anchor="middle" font-size="13" fill="{INK}">+</text>')
-
-
-def model_map_svg(parts=(), title: str = "Where this sits in the model", uid: str = "gt-map") -> str:
-    """The map as an SVG string, ``parts`` marked (names in ``PARTS``; none: the plain map). ``uid`` prefixes
-    its element ids: two maps on one page (two notebooks open in JupyterLab) must not share an id."""
-    m = _check(parts)
-    body = [f'<defs><marker id="{uid}-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#222"/></marker></defs>',
+def model_map_svg(parts=(), faint=(), title: str = "Where this sits in the model", uid: str = "gt-map") -> str:
+    """The map as an SVG string: ``parts`` marked, ``faint`` drawn faint (names in ``PARTS``; none: the plain
+    map). ``uid`` prefixes its element ids: two maps on one page (two notebooks open in JupyterLab) must not
+    share an id."""
+    m, f = _check(parts), _check(faint)
+    body = [f'<defs><marker id="{uid}-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+            f'markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{INK}"/></marker>'
+            '</defs>',
             f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" font-weight="bold" fill="{INK}">{_e(title)}</text>']
-    # the residual stream: a wide band from the embedding to the final LayerNorm
+    # the residual stream: a wide band from the embedding to the final LayerNorm, x(0) -> x(1) -> x(2) per block
     on = "stream" in m
-    body.append(f'<line x1="202" y1="{STREAM_Y}" x2="682" y2="{STREAM_Y}" stroke="{MARK_STROKE if on else BLUE}" '
-                f'stroke-width="{7 if on else 5}" stroke-opacity="0.55"/>')
-    body.append(f'<text x="441" y="{STREAM_Y + 50}" text-anchor="middle" font-size="11" fill="{INK}" '
-                f'font-weight="{"bold" if on else "normal"}">residual stream (the wide line): one vector per token, '
-                f'x⁽⁰⁾ → x⁽¹⁾ → … → x⁽ᴸ⁾{" — this notebook" if on else ""}</text>')
+    body.append(f'<g opacity="{FAINT if "stream" in f else 1}">'
+                f'<line x1="202" y1="{STREAM_Y}" x2="682" y2="{STREAM_Y}" stroke="{MARK_STROKE if on else BLUE}" '
+                f'stroke-width="{7 if on else 5}" stroke-opacity="0.6" marker-end="url(#{uid}-head)"/>'
+                f'<text x="208" y="{STREAM_Y - 7}" font-size="10" fill="{INK}">x⁽⁰⁾</text></g>')
+    if "bigram" not in m:
+        body.append(f'<text x="441" y="{STREAM_Y + 62}" text-anchor="middle" font-size="11" '
+                    f'fill="{MARK_TEXT if on else INK}" font-weight="{"bold" if on else "normal"}">'
+                    f'{"this notebook: " if on else ""}the residual stream (the wide line), one vector per token: '
+                    f'x⁽⁰⁾, then x⁽¹⁾ and x⁽²⁾ after each block’s two adds</text>')
+    else:  # notebook 01: a table from the last token straight to the probabilities, under everything
+        body.append(f'<polyline points="56,{STREAM_Y + 22} 56,{STREAM_Y + 50} 858,{STREAM_Y + 50} '
+                    f'858,{STREAM_Y + 26}" fill="none" stroke="{MARK_STROKE}" stroke-width="3" '
+                    f'stroke-dasharray="8 4" marker-end="url(#{uid}-head)"/>'
+                    f'<text x="457" y="{STREAM_Y + 66}" text-anchor="middle" font-size="11" font-weight="bold" '
+                    f'fill="{MARK_TEXT}">this notebook: the bigram table P(next token | last token)</text>')
     # the two ends
-    body.append(_box(10, STREAM_Y - 22, 92, 44, PARTS["tokens"][0], "tokens" in m))
-    body.append(_arrow(102, STREAM_Y, 116, STREAM_Y, uid))
-    body.append(_box(118, STREAM_Y - 22, 84, 44, "embedding", "embed" in m, "W_E t + W_pos"))
-    body.append(_box(684, STREAM_Y - 18, 30, 36, "LN", "ln_final" in m))
-    body.append(_arrow(714, STREAM_Y, 724, STREAM_Y, uid))
-    body.append(_box(726, STREAM_Y - 22, 80, 44, "unembedding", "unembed" in m, "W_U x"))
-    body.append(_arrow(806, STREAM_Y, 816, STREAM_Y, uid))
-    body.append(_box(818, STREAM_Y - 22, 80, 44, "softmax", "probs" in m, "P(next token)"))
+    table = "bigram" in m                # notebook 01: the table's own label says "this notebook"
+    body.append(_box(10, STREAM_Y - 22, 92, 44, "tokens t₁ … tₙ", "tokens" in m, "tokens" in f, note=not table))
+    body.append(_arrow(102, STREAM_Y, 116, STREAM_Y, uid, "embed" in f))
+    body.append(_box(118, STREAM_Y - 22, 84, 44, "embedding", "embed" in m, "embed" in f, "W_E t + W_pos"))
+    body.append(_box(684, STREAM_Y - 18, 30, 36, "LN", "ln_final" in m, "ln_final" in f, note_above=True))
+    body.append(_arrow(714, STREAM_Y, 724, STREAM_Y, uid, "unembed" in f))
+    body.append(_box(726, STREAM_Y - 22, 84, 44, "unembedding", "unembed" in m, "unembed" in f,
+                     "W_U x" if "ln_final" in f else "W_U LN(x)"))
+    body.append(_arrow(810, STREAM_Y, 820, STREAM_Y, uid, "unembed" in f))
+    body.append(_box(822, STREAM_Y - 22, 76, 44, "P(next)", "probs" in m, "probs" in f,
+                     "from the table" if table else "softmax", note=not table))
     # one block: LN -> attention -> add, LN -> MLP -> add; a dashed frame, repeated n_layers times
     lay = "layers" in m
-    body.append(f'<rect x="218" y="28" width="446" height="{STREAM_Y + 2}" rx="10" fill="none" '
-                f'stroke="{MARK_STROKE if lay else GREY}" stroke-width="{3 if lay else 1.2}" stroke-dasharray="6 4"/>')
-    body.append(f'<text x="654" y="44" text-anchor="end" font-size="11" font-weight="{"bold" if lay else "normal"}" '
-                f'fill="{INK}">one block, repeated n_layers times{" — this notebook" if lay else ""}</text>')
-    for x_ln, x_sub, w_sub, x_add, key_ln, key, label, sub, adds in (
-            (232, 274, 150, 442, "ln1", "attn", "attention", "H heads: W_Q W_K W_V W_O", "adds Σₕ oʰ"),
-            (458, 500, 114, 640, "ln2", "mlp", "MLP", "W_1 → ReLU → W_2", "adds m")):
+    body.append(f'<g opacity="{FAINT if "layers" in f else 1}"><rect x="218" y="28" width="446" '
+                f'height="{STREAM_Y + 2}" rx="10" fill="none" stroke="{MARK_STROKE if lay else GREY}" '
+                f'stroke-width="{3 if lay else 1.2}" stroke-dasharray="6 4"/>'
+                f'<text x="654" y="44" text-anchor="end" font-size="11" font-weight="{"bold" if lay else "normal"}" '
+                f'fill="{MARK_TEXT if lay else INK}">{"this notebook: " if lay else ""}one block, repeated '
+                f'n_layers times</text></g>')
+    for x_ln, x_sub, w_sub, x_add, key_ln, key, label, sub, adds, x_new in (
+            (232, 274, 150, 442, "ln1", "attn", "attention", "H heads: W_Q W_K W_V W_O", "adds Σₕ oʰ", "x⁽¹⁾"),
+            (458, 500, 114, 640, "ln2", "mlp", "MLP", "W_1 → ReLU → W_2", "adds m", "x⁽²⁾")):
+        ln_faint, sub_faint = key_ln in f, key in f
         body.append(f'<polyline points="{x_ln + 15},{STREAM_Y - 4} {x_ln + 15},{98}" fill="none" stroke="{INK}" '
-                    f'stroke-width="1.3" marker-end="url(#{uid}-head)"/>')
-        body.append(_box(x_ln, 62, 30, 36, "LN", key_ln in m))
-        body.append(_arrow(x_ln + 30, 80, x_sub - 2, 80, uid))
-        body.append(_box(x_sub, 58, w_sub, 44, label, key in m, sub))
-        body.append(f'<polyline points="{x_sub + w_sub},80 {x_add},80 {x_add},{STREAM_Y - 10}" fill="none" '
-                    f'stroke="{INK}" stroke-width="1.3" marker-end="url(#{uid}-head)"/>')
-        body.append(_add(x_add))
-        body.append(f'<text x="{x_add - 14}" y="{STREAM_Y + 24}" text-anchor="end" font-size="10" fill="{INK}">'
-                    f'reads x, {_e(adds)}</text>')
-    desc = map_text(m)
+                    f'stroke-width="1.3" opacity="{FAINT if sub_faint else 1}" marker-end="url(#{uid}-head)"/>')
+        body.append(_box(x_ln, 62, 30, 36, "LN", key_ln in m, ln_faint, note_above=True))
+        body.append(_arrow(x_ln + 30, 80, x_sub - 2, 80, uid, sub_faint))
+        body.append(_box(x_sub, 58, w_sub, 44, label, key in m, sub_faint, sub))
+        body.append(f'<g opacity="{FAINT if sub_faint else 1}"><polyline points="{x_sub + w_sub},80 {x_add},80 '
+                    f'{x_add},{STREAM_Y - 10}" fill="none" stroke="{INK}" stroke-width="1.3" '
+                    f'marker-end="url(#{uid}-head)"/>'
+                    f'<circle cx="{x_add}" cy="{STREAM_Y}" r="8" fill="#fff" stroke="{INK}" stroke-width="1.3"/>'
+                    f'<text x="{x_add}" y="{STREAM_Y + 4}" text-anchor="middle" font-size="13" fill="{INK}">+</text>'
+                    f'<text x="{x_add + 11}" y="{STREAM_Y - 7}" font-size="10" fill="{INK}">{x_new}</text>'
+                    f'<text x="{x_add - 12}" y="{STREAM_Y + 22}" text-anchor="end" font-size="10" fill="{INK}">'
+                    f'reads {"x" if ln_faint else "LN(x)"}, {_e(adds)}</text></g>')
+    desc = map_text(m, f)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-            f'height="{HEIGHT}" role="img" aria-labelledby="{uid}-title {uid}-desc" '
+            f'height="{HEIGHT}" role="img" aria-labelledby="{uid}-title" aria-describedby="{uid}-desc" '
             f'style="font-family:sans-serif;font-size:12px;background:#fff;max-width:100%;height:auto">'
             f'<title id="{uid}-title">{_e(title)}</title><desc id="{uid}-desc">{_e(desc)}</desc>'
             + "".join(body) + "</svg>")
 
 
+class ModelMap:
+    """One notebook's map as a display object: HTML (the picture, its caption) where a notebook shows HTML, and
+    the caption with the text alternative where only text is shown (a terminal, nbconvert to text)."""
+
+    def __init__(self, notebook: str):
+        key = str(notebook).zfill(2)
+        if key not in NOTEBOOK_PARTS:
+            raise ValueError(f"no notebook {notebook!r} in the map; the series' notebooks are "
+                             f"{', '.join(NOTEBOOK_PARTS)}")
+        self.notebook = key
+        self.parts, self.faint, self.caption = NOTEBOOK_PARTS[key]
+
+    def svg(self) -> str:
+        return model_map_svg(self.parts, self.faint, title=f"Where notebook {self.notebook} sits in the model",
+                             uid=f"gt-map-{self.notebook}")
+
+    def _repr_html_(self) -> str:
+        faint = " Faint parts: not in this notebook's models." if self.faint else ""
+        return (f'<figure style="margin:0">{self.svg()}<figcaption style="font-family:sans-serif;font-size:13px">'
+                f'{_e(self.caption)} (Marked parts are drawn thick and bold and say "this notebook".{faint})'
+                "</figcaption>"
+                "</figure>")
+
+    def __repr__(self) -> str:
+        return f"{self.caption}\n{map_text(self.parts, self.faint)}"
+
+
 def map_html(notebook: str) -> str:
     """The map of one notebook ("01" ... "10") with its caption, as an HTML figure."""
-    key = str(notebook).zfill(2)
-    if key not in NOTEBOOK_PARTS:
-        raise ValueError(f"no notebook {notebook!r} in the map; the series' notebooks are "
-                         f"{', '.join(NOTEBOOK_PARTS)}")
-    parts, caption = NOTEBOOK_PARTS[key]
-    svg = model_map_svg(parts, title=f"Where notebook {key} sits in the model", uid=f"gt-map-{key}")
-    return (f'<figure style="margin:0">{svg}<figcaption style="font-family:sans-serif;font-size:13px">'
-            f'{_e(caption)} (The marked parts have a thick outline and say "this notebook".)</figcaption></figure>')
+    return ModelMap(notebook)._repr_html_()
 
 
 def show_map(notebook: str) -> None:
     """Display the map of ``notebook`` ("01" ... "10") in the cell's output."""
-    from IPython.display import HTML, display
+    from IPython.display import display
 
-    display(HTML(map_html(notebook)))
+    display(ModelMap(notebook))
 
 
 # python -m helpers.plots.model_map docs/model_map.svg: writes the plain map the README shows
