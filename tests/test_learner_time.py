@@ -2,6 +2,7 @@
 notebook as it is now (words, code lines, predictions, explorers, self-check questions, the exercises' stated
 minutes), and the method counts what it says it counts."""
 
+import math
 import re
 
 import nbformat
@@ -52,3 +53,15 @@ def test_the_method_on_a_made_up_notebook(tmp_path):
     assert est["check_yourself"] == 2 and est["exercises"] == [10]
     minutes = est["words"] / 100 + 13 * 5 / 60 + 2 + 4 + 2 * 1.5
     assert est["reading"] == lt.round5(minutes) and est["exercise_minutes"] == 10
+
+
+def test_each_notebooks_run_time_matches_the_benchmark():
+    """Each opening's "Running every cell takes about N seconds" is the README's benchmark figure for it (the
+    `bash run.sh bench` row), rounded up to the next 5 seconds: at least the measured time, never twice a rounding."""
+    text = lt.README.read_text(encoding="utf-8")
+    row = re.search(r"^\| run all, fresh kernel \|(.*)\|\s*$", text, re.M).group(1).split("|")
+    measured = [float(cell.strip().removesuffix(" s")) for cell in row[:10]]
+    for path, seconds in zip(sorted((lt.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")), measured):
+        opening = nbformat.read(path, as_version=4).cells[0].source
+        stated = int(re.search(r"Running every cell takes about (\d+) seconds", opening).group(1))
+        assert stated == 5 * math.ceil(seconds / 5), (path.name, stated, seconds)
