@@ -133,3 +133,18 @@ def test_in_jupyter_an_unwritten_exercise_is_reported_on_stderr_and_a_wrong_one_
         assert "✔ ok" in capsys.readouterr().out
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_the_guarded_comparison_takes_any_float_dtype_and_container():
+    import numpy as np
+
+    from helpers.checks.base import close, number_result
+
+    want = torch.tensor([[0.25, 0.5], [1.0, 2.0]])
+    for got in (want.double(), want.half(), want.tolist(), np.asarray(want.numpy(), dtype=np.float64)):
+        assert close(got, want)                               # torch.allclose alone refuses float64 vs float32
+    assert not close(want.double().T, want) and not close(want[0], want)   # other numbers, other shape
+    assert number_result(np.float32(1.5), "f") == 1.5 and number_result(np.array(2.5), "f") == 2.5
+    assert number_result(np.array([3.0]), "f") == 3.0
+    with pytest.raises(ExerciseError, match=r"one number, got an array of shape \(2,\)"):
+        number_result(np.array([1.0, 2.0]), "f")

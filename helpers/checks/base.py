@@ -220,6 +220,10 @@ def number_result(out: Any, what: str) -> float:
         if out.numel() != 1:
             raise ExerciseError(f"{what} should be one number, got a tensor of shape {tuple(out.shape)}.")
         out = out.item()
+    elif type(out).__module__ == "numpy":  # a numpy number (np.float32(3.1)) or array (np.array(3.1))
+        if getattr(out, "size", 1) != 1:
+            raise ExerciseError(f"{what} should be one number, got an array of shape {tuple(out.shape)}.")
+        out = out.item()
     if isinstance(out, bool) or not isinstance(out, (int, float)):
         raise ExerciseError(f"{what} should be a number, got {type(out).__name__}.")
     if math.isnan(out) or math.isinf(out):
@@ -228,7 +232,10 @@ def number_result(out: Any, what: str) -> float:
 
 
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
-    """Same shape and the same numbers up to rounding (compared in float64)."""
+    """Same shape and the same numbers up to rounding, compared in float64: every comparison inside a check goes
+    through here, so a right answer in float64 (or float16, or from a list or a numpy array, which ``as_tensor``
+    makes float64) is compared like one in float32, never refused by torch for its dtype."""
+    a, b = torch.as_tensor(a), torch.as_tensor(b)
     return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol))
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
 from helpers.induction import ALPHABET, encode
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
@@ -21,7 +21,7 @@ from helpers.softmax import softmax
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5))
+    return close(a, b, atol=1e-5, rtol=1e-5)
 
 
 def _case(seed: int, n_heads: int = 3, n: int = 12, n_vocab: int = 5):

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from helpers.checks.base import (ExerciseError, as_tensor, call, exercise, expect_real, expect_shape, passed,
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, passed,
                                  tensor_result)
 from helpers.model.layernorm import layer_norm, normalize
 
@@ -17,7 +17,7 @@ _FORBID_NORMALIZE = ("helpers.model.layernorm.normalize", "helpers.model.layerno
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
-    return a.shape == b.shape and bool(torch.isfinite(a).all()) and torch.allclose(a.double(), b.double(), atol=tol)
+    return bool(torch.isfinite(a).all()) and close(a, b, atol=tol, rtol=1e-5)
 
 
 @exercise(answered_by=("helpers.model.layernorm.layer_norm",))
@@ -96,7 +96,7 @@ def check_std_after(fn: Callable) -> bool:
         got = expect_real(as_tensor(call(fn, var.clone(), eps, what=what, forbid=_FORBID_NORMALIZE), what), what)
         if got.shape != var.shape:
             expect_shape(got, tuple(var.shape), what)
-        if torch.allclose(got, want, rtol=1e-4, atol=1e-6):
+        if close(got, want, rtol=1e-4, atol=1e-6):
             continue
         sd = var.sqrt()
         mistakes = [
@@ -111,7 +111,7 @@ def check_std_after(fn: Callable) -> bool:
         ]
         live = var > 0                      # (at var = 0 a wrong formula may give anything)
         for wrong, message in mistakes:
-            if torch.allclose(got[live], wrong.double()[live], rtol=1e-4, atol=1e-6):
+            if close(got[live], wrong.double()[live], rtol=1e-4, atol=1e-6):
                 raise ExerciseError(message)
         i = int((got - want).abs().argmax())
         raise ExerciseError(f"{what} with eps = {eps:g}: for var = {float(var[i]):g} it gives {float(got[i]):.4g}, "
@@ -150,13 +150,13 @@ def check_layer_norm_grad(fn: Callable) -> bool:
     out = call(fn, x.clone(), gamma.clone(), eps, g.clone(), what=what, forbid=_FORBID_AUTOGRAD)
     got = tensor_result(out, (d_model, n), what, "dL/dx has the shape of x: one column per position.")
     want = _ln_reference(x, gamma, beta, eps, g)
-    if torch.allclose(got, want, rtol=1e-4, atol=1e-6):
+    if close(got, want, rtol=1e-4, atol=1e-6):
         # a second case: other sizes, a large input, gamma with negative entries
         x2 = torch.randn(5, 4, generator=gen).double() * 30 - 7
         gamma2, g2 = torch.randn(5, generator=gen).double(), torch.randn(5, 4, generator=gen).double()
         got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), what=what, forbid=_FORBID_AUTOGRAD),
                              (5, 4), what)
-        if not torch.allclose(got2, _ln_reference(x2, gamma2, torch.zeros(5), eps, g2), rtol=1e-4, atol=1e-6):
+        if not close(got2, _ln_reference(x2, gamma2, torch.zeros(5), eps, g2), rtol=1e-4, atol=1e-6):
             raise ExerciseError(f"{what} is right on the first test but not on a (5, 4) input of size ~30 with some "
                                 "negative gamma: is a size or a value of the first case written into the code?")
         return passed("layer_norm_grad is right, and equals autograd's: dL/dx = (h - mean(h) - x_hat mean(h x_hat)) "
@@ -188,7 +188,7 @@ def check_layer_norm_grad(fn: Callable) -> bool:
     mistakes.append((rows, "You normalised each row (over the n positions, dim -1). In the post a position is a "
                           "column x_i of d_model numbers: every mean is over dim 0."))
     for wrong, message in mistakes:
-        if torch.allclose(got, wrong, rtol=1e-4, atol=1e-6):
+        if close(got, wrong, rtol=1e-4, atol=1e-6):
             raise ExerciseError(message)
     ones = float((got.sum(0)).abs().max())
     extra = (" Your columns do not sum to 0, but they should: adding the same number to every entry of x leaves "

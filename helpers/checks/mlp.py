@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, passed
 from helpers.model import names
 from helpers.model.mlp import mlp
 
@@ -33,7 +33,7 @@ def check_mlp(fn: Callable) -> bool:
                             "Project back down with m = W_2 z + b_2.")
     expect_shape(out, (d_model, n), what, "m has one column of d_model numbers per position, like x.")
     z, want = mlp(x, W_1, b_1, W_2, b_2)
-    if torch.allclose(out, want, atol=1e-4):
+    if close(out, want, atol=1e-4, rtol=1e-5):
         return passed("mlp is right: z = ReLU(W_1 x + b_1), m = W_2 z + b_2, one position at a time.")
     col = lambda b: b[:, None]  # noqa: E731
     pre = W_1 @ x + col(b_1)
@@ -49,7 +49,7 @@ def check_mlp(fn: Callable) -> bool:
         (W_2 @ torch.relu(W_1 @ x), "Both biases are missing: add b_1 before the ReLU and b_2 at the end."),
     ]
     for wrong, message in mistakes:
-        if torch.allclose(out, wrong, atol=1e-4):
+        if close(out, wrong, atol=1e-4, rtol=1e-5):
             raise ExerciseError(message)
     raise ExerciseError("Not the MLP yet. Compute z = ReLU(W_1 @ x + b_1[:, None]) of shape (d_mlp, n), then "
                         "m = W_2 @ z + b_2[:, None]; the [:, None] turns a bias into a column added to every position.")

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, number_result, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, number_result, passed
 
 # counts C[b, a] = how often b follows a; token 3 is never followed by anything
 _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
@@ -35,11 +35,11 @@ def check_bigram_table(fn) -> bool:
     if (out < 0).any():
         raise ExerciseError(f"{what} has negative entries; probabilities cannot be negative.")
     col, row = out.sum(0), out.sum(1)
-    if torch.allclose(out, _C.double()):
+    if close(out, _C.double(), rtol=1e-5):
         raise ExerciseError(f"{what} returned the counts unchanged: divide each column by its total.")
     seen = _C.sum(0) > 0
-    if not torch.allclose(col[seen], torch.ones(int(seen.sum()), dtype=out.dtype), atol=1e-5):
-        if torch.allclose(row[_C.sum(1) > 0], torch.ones(int((_C.sum(1) > 0).sum()), dtype=out.dtype), atol=1e-5):
+    if not close(col[seen], torch.ones(int(seen.sum()), dtype=out.dtype), atol=1e-5, rtol=1e-5):
+        if close(row[_C.sum(1) > 0], torch.ones(int((_C.sum(1) > 0).sum()), dtype=out.dtype), atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"The rows of {what} sum to 1, but in the post's convention each *column* is a "
                                 "distribution: P[:, a] is what comes after token a. Normalise over dim 0.")
         if torch.isclose(out.sum(), torch.tensor(1.0, dtype=out.dtype)):
@@ -50,7 +50,7 @@ def check_bigram_table(fn) -> bool:
         raise ExerciseError(f"{what}: token 3 was never followed by anything; leave its column at zero "
                             "(there is nothing to count) rather than inventing probabilities.")
     expected = _C.double() / _C.double().sum(0).clamp(min=1e-12)
-    if not torch.allclose(out, expected, atol=1e-5):
+    if not close(out, expected, atol=1e-5, rtol=1e-5):
         raise ExerciseError(f"Each column of {what} sums to 1 but the entries are not counts / column total.")
     return passed("Correct: P[:, a] = C[:, a] / sum_b C[b, a], and an unseen token's column stays zero.")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, exercise, expect_shape, passed, tensor_result
+from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, passed, tensor_result
 
 AUTOGRAD = ("torch.autograd.grad", "torch.autograd.backward", "torch.func.grad", "torch.func.vjp")
 
@@ -41,28 +41,28 @@ def check_logit_grad(fn) -> bool:
         if not torch.equal(logits, before):
             raise ExerciseError(f"{what} changed the logits it was given; compute a new tensor.")
         want = _autograd(logits, targets)
-        if torch.allclose(out, want, atol=1e-5):
+        if close(out, want, atol=1e-5, rtol=1e-5):
             continue
         n_vocab, n = shape
         p = torch.softmax(logits.double(), dim=0)
         onehot = torch.zeros(shape, dtype=torch.float64)
         onehot[targets, torch.arange(n)] = 1
         where = f"(logits of shape {shape})"
-        if torch.allclose(out, -want, atol=1e-5):
+        if close(out, -want, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} has the wrong sign {where}: raising the right token's logit *lowers* the "
                                 "loss, so its gradient entry is p - 1 < 0. It is p - one_hot, not one_hot - p.")
-        if n > 1 and torch.allclose(out, want * n, atol=1e-5):
+        if n > 1 and close(out, want * n, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} is n times too large {where}: the loss is the *mean* over the n "
                                 "positions, so each column of the gradient carries a factor 1/n.")
-        if torch.allclose(out, p / n, atol=1e-5) or torch.allclose(out, p, atol=1e-5):
+        if close(out, p / n, atol=1e-5, rtol=1e-5) or close(out, p, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} returns the probabilities without subtracting the one-hot target "
                                 f"{where}: the right token's entry is p - 1, every other token's is p.")
-        if torch.allclose(out, (torch.softmax(logits.double(), 1) - onehot) / n, atol=1e-5) or \
-                torch.allclose(out, torch.softmax(logits.double(), 1) - onehot, atol=1e-5):
+        if close(out, (torch.softmax(logits.double(), 1) - onehot) / n, atol=1e-5, rtol=1e-5) or \
+                close(out, torch.softmax(logits.double(), 1) - onehot, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} takes the softmax along each *row* {where}. Each column is one "
                                 "position's logits over the vocabulary: softmax over dim 0.")
-        if n_vocab == n and (torch.allclose(out, (p - onehot.T) / n, atol=1e-5)
-                             or torch.allclose(out, (p - onehot.T), atol=1e-5)):
+        if n_vocab == n and (close(out, (p - onehot.T) / n, atol=1e-5, rtol=1e-5)
+                             or close(out, (p - onehot.T), atol=1e-5, rtol=1e-5)):
             raise ExerciseError(f"{what} puts the one-hot targets in rows {where}: position j's target is the "
                                 "1 in *column* j, at row targets[j].")
         raise ExerciseError(f"{what} differs from autograd's gradient {where}: largest difference "
@@ -136,16 +136,16 @@ def check_train_zero_layer(fn) -> bool:
         got_U = tensor_result(got_U, tuple(W_U.shape), names[1])
         want_E, want_U, losses = _train(W_E, W_U, ids, steps, lr)
         start, want, got = losses[0], loss_of(want_E, want_U, ids), loss_of(got_E, got_U, ids)
-        if torch.allclose(got_E, want_E, atol=2e-3) and torch.allclose(got_U, want_U, atol=2e-3):
+        if close(got_E, want_E, atol=2e-3, rtol=1e-5) and close(got_U, want_U, atol=2e-3, rtol=1e-5):
             continue
-        if torch.allclose(got_E, W_E.double()) and torch.allclose(got_U, W_U.double()):
+        if close(got_E, W_E.double(), rtol=1e-5) and close(got_U, W_U.double(), rtol=1e-5):
             raise ExerciseError(f"{what} returns the weights unchanged {where}. Each step: logits, loss, "
                                 "loss.backward(), then W -= lr * W.grad under torch.no_grad().")
 
         def like(**mistake) -> bool:
             E, U, _ = _train(W_E, W_U, ids, steps, lr, **mistake)
             return bool(torch.isfinite(E).all() and torch.isfinite(U).all()
-                        and torch.allclose(got_E, E, atol=2e-3) and torch.allclose(got_U, U, atol=2e-3))
+                        and close(got_E, E, atol=2e-3, rtol=1e-5) and close(got_U, U, atol=2e-3, rtol=1e-5))
 
         if like(backwards=True):
             raise ExerciseError(f"{what} predicts each token from the one *after* it {where}: the input "
