@@ -53,6 +53,7 @@ def test_single_query_right_answers_pass(capsys):
     (lambda x, W_Q, W_K, W_V, W_O: x[:, -1:] + sq_right(x, W_Q, W_K, W_V, W_O), "x1_n = x0_n \\+ o_n"),
     (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x).mean(1, keepdim=True), "same weight 1/n"),
     (sq_first_query, "first"),
+    (lambda x, W_Q, W_K, W_V, W_O: sq_right(x, W_Q, W_K, W_K, W_O), "values come from W_K"),
     (lambda *a: torch.zeros(3, 3), "shape"),
     (lambda x, *a: torch.zeros(x.shape[0], 1), "wrong numbers"),
     (lambda x, *a: torch.full((x.shape[0], 1), float("nan")), "NaN"),
@@ -162,6 +163,8 @@ def test_causal_attention_right_answer_passes():
 
 @pytest.mark.parametrize("fn, message", [
     (causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).triu(0)), "keep the diagonal"),
+    (causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).triu(0), fill=-1e9), r"also hides the diagonal"),
+    (causal(fill=-1e9), None),                                        # -1e9 with the right mask: right
     (causal(mask=lambda n: torch.zeros(n, n, dtype=torch.bool)), "nothing was masked"),
     (causal(mask=lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1)), "wrong way"),
     (causal(dim=0), "columns"),
@@ -175,6 +178,9 @@ def test_causal_attention_right_answer_passes():
     (todo, "not written yet"),
 ])
 def test_causal_attention_mistakes_are_named(fn, message):
+    if message is None:
+        assert checks.check_causal_attention(fn)
+        return
     with pytest.raises(ExerciseError, match=message):
         checks.check_causal_attention(fn)
 
@@ -247,6 +253,9 @@ def test_causal_attention_refuses_a_loop_over_the_tokens():
     (layer(scale=lambda W: 1.0), "forget to divide"),
     (layer(scale=lambda W: math.sqrt(W.shape[2])), r"sqrt\(d_model\)"),
     (layer(swap=True), "rows and columns of A are swapped"),
+    (lambda x0, W_Q, W_K, W_V, W_O: layer()(x0, W_Q, W_K, W_K, W_O), "values come from W_K"),
+    (lambda x0, W_Q, W_K, W_V, W_O: W_O.reshape(W_O.shape[1], -1) @ layer_r(x0, W_Q, W_K, W_V).reshape(-1, x0.shape[1]),
+     "without moving the head axis"),
     (lambda x0, W_Q, W_K, W_V, W_O: att.attention(x0, W_Q, W_K, W_V, W_O).o, "calls .*attention"),
     (lambda x0, W_Q, W_K, W_V, W_O: att.concat_output(layer_r(x0, W_Q, W_K, W_V), W_O), "calls .*concat_output"),
     (lambda x0, *W: x0 * 0, "wrong numbers"),

@@ -101,6 +101,21 @@ def _keys(tokens, shift=1):
     return keys & torch.ones(n, n, dtype=torch.bool).tril(-1)
 
 
+def _early(tokens, diagonal=0, roll=False):
+    """One position too early, as a learner following hint 1 writes it: t_(j+1) = t_i, keys j <= i (tril)."""
+    n = tokens.shape[-1]
+    if roll:
+        keys = tokens[:, None] == tokens.roll(-1)[None, :]
+    else:
+        keys = torch.zeros(n, n, dtype=torch.bool)
+        keys[:, :-1] = tokens[:, None] == tokens[None, 1:]
+    return keys & torch.ones(n, n, dtype=torch.bool).tril(diagonal)
+
+
+def _score_with(A, keys):
+    return (A * keys).sum(-1)[:, keys.any(-1)].mean(-1)
+
+
 def _right_score(A, tokens):
     keys = _keys(tokens)
     return (A * keys).sum(-1)[:, keys.any(-1)].mean(-1)
@@ -119,6 +134,8 @@ def test_check_induction_score_passes_the_right_answer_also_as_float64():
     (lambda A, t: _right_score(A, t) + 0.1, "For each query i"),
     (lambda A, t: (A * _keys(t)).sum(-1).mean(-1), "also those whose token never occurred"),
     (lambda A, t: (A * _keys(t, -1)).sum(-1)[:, _keys(t, -1).any(-1)].mean(-1), "one position too early"),
+    (lambda A, t: _score_with(A, _early(t, diagonal=0)), "one position too early"),          # hint 1's tril()
+    (lambda A, t: _score_with(A, _early(t, diagonal=0, roll=True)), "one position too early"),  # torch.roll
     (lambda A, t: _right_score(A, t)[:2], "shape"),
     (lambda A, t: _right_score(A, t) > 0.5, "dtype"),
     (lambda A, t: None, "returned None"),

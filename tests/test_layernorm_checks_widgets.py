@@ -25,6 +25,10 @@ def right(x, g, b, eps):
     (lambda x, g, b, eps: x / torch.sqrt(x.var(0, unbiased=False) + eps) * g[:, None] + b[:, None],
      "subtract the mean"),
     (lambda x, g, b, eps: (x - x.mean(0)) / x.std(0, unbiased=False) * g[:, None] + b[:, None], "eps"),
+    (lambda x, g, b, eps: (x - x.mean(0)) / (x.std(0, unbiased=False) + eps) * g[:, None] + b[:, None],
+     "eps is outside the square root"),                               # finite on a constant column, yet wrong
+    (lambda x, g, b, eps: right(x, g, b, 1e-5), "the value of eps written into the code"),
+    (lambda x, g, b, eps: right(x, g, b, eps) if x.shape == (6, 4) else torch.zeros(6, 4), "whatever d_model"),
     (lambda x, g, b, eps: x.T, "shape"),
     (lambda x, g, b, eps: x * 2, "Not LayerNorm yet"),
 ])
@@ -88,10 +92,11 @@ def test_std_after_refuses_normalising_a_test_column():
 
 # --- exercise 7.3: the gradient through LayerNorm -------------------------------------------------------------
 
-def ln_grad(x, gamma, eps, g, with_mu=True, with_sigma=True, with_gamma=True, over_sigma=True, dim=0):
+def ln_grad(x, gamma, eps, g, with_mu=True, with_sigma=True, with_gamma=True, over_sigma=True, dim=0,
+            unbiased=False):
     mean = lambda t: t.mean(dim, keepdim=True)  # noqa: E731
     mu = mean(x)
-    sigma = torch.sqrt(mean((x - mu) ** 2) + eps)
+    sigma = torch.sqrt((x.var(dim, keepdim=True) if unbiased else mean((x - mu) ** 2)) + eps)
     x_hat = (x - mu) / sigma
     h = g * gamma[:, None] if with_gamma else g
     out = h - (mean(h) if with_mu else 0) - (x_hat * mean(h * x_hat) if with_sigma else 0)
@@ -110,6 +115,7 @@ def test_layer_norm_grad_right_answer():
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, with_gamma=False), "gamma is missing"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, over_sigma=False), "divide the whole thing by sigma"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, dim=-1), "each row"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, unbiased=True), "unbiased variance"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) + 1, "all-ones direction"),
     (lambda x, gm, eps, g: torch.where(x.abs() > 20, 0.0, ln_grad(x, gm, eps, g)), "size ~30"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g)[:, :2], "shape"),

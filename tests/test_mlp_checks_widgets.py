@@ -21,6 +21,7 @@ from helpers.train import fresh_model
     (lambda x, W1, b1, W2, b2: torch.relu(W1 @ x + b1[:, None]), "hidden layer z"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1) + b2, "as a column"),
     (lambda x, W1, b1, W2, b2: 2 * mlp(x, W1, b1, W2, b2)[1], "Not the MLP yet"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1.reshape(16, 1)) + b2.reshape(4, 1), "size written into"),
 ])
 def test_wrong_answers_are_explained(wrong, message):
     with pytest.raises(ExerciseError, match=message):
@@ -29,6 +30,7 @@ def test_wrong_answers_are_explained(wrong, message):
 
 def test_right_answer():
     assert check_mlp(lambda *a: mlp(*a)[1])
+    assert check_mlp(lambda *a: mlp(*a)[1].double().tolist())        # another dtype and container: right too
 
 
 def test_facts_task_is_a_table_not_in_the_context():
@@ -77,6 +79,7 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n - cfg.n_ctx * cfg.d_model, "W_pos"),
     (lambda cfg, n: n + 1, "1 too many"),
     (lambda cfg, n: n - 7, "7 too few"),
+    (lambda cfg, n: 6_212, "a number of the first written into the code"),   # the first config's count, hard-coded
     # notebook 06's "4 d_model^2 per attention layer", wrong here since n_heads * d_head = 15 != d_model = 12
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.n_heads * cfg.d_head * cfg.d_model + cfg.n_layers * 4 * cfg.d_model ** 2,
      r"4 d_model\^2 per attention layer.*n_heads \* d_head = 3 \* 5 = 15 and d_model = 12"),

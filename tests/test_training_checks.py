@@ -36,6 +36,16 @@ def test_right_answers():
     assert check_train_step(zero_first)
 
 
+def flattened_like_bTc(model, optimizer, batch):
+    """The (B, T, C) habit of other courses: logits.reshape(-1, V), on this series' (B, n_vocab, n) logits."""
+    logits = model(batch[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[1]), batch[:, 1:].reshape(-1))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
 def loss_after(model, optimizer, batch):
     step(model, optimizer, batch)
     return F.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
@@ -51,6 +61,7 @@ def loss_after(model, optimizer, batch):
      "creating a new optimizer"),
     (lambda m, o, b: step(m, o, b, opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.1)), "optimizer you were given"),
     (loss_after, "before the step"),
+    (flattened_like_bTc, r"reshape\(-1, n_vocab\) mixes up the logits"),
     (lambda m, o, b: m(b), "n_ctx is 6"),
     (lambda m, o, b: None, "got NoneType"),
     (lambda m, o, b: float("nan"), "nan"),

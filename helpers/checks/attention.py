@@ -98,6 +98,10 @@ def check_single_query(fn) -> bool:
             if close(out, W_O @ v.mean(1, keepdim=True)):
                 raise ExerciseError(f"{what}: every token got the same weight 1/n — the weights must come "
                                     "from the scores, a = softmax(q_n^T k / sqrt(d_head)).")
+        a = softmax((q_n.T @ k)[0] / math.sqrt(d_head), dim=0)[:, None]
+        if close(out, W_O @ (k @ a)) or close(out, W_O @ ((W_Q @ x) @ a)):
+            raise ExerciseError(f"{what}: the weights are right, but the values come from W_K (or W_Q). What is "
+                                "moved is each token's value, v_i = W_V x_i: r_n = sum_i a_i v_i.")
         if close(out, x[:, -1:] + right.o_n):
             raise ExerciseError(f"{what} returned x1_n = x0_n + o_n; the exercise asks for the attention "
                                 "output o_n alone (the residual add comes after).")
@@ -273,6 +277,10 @@ def check_causal_attention(fn) -> bool:
             "(exp(-inf) = 0), as softmax([1, 2, P]) showed.": _masked(S, future, fill=0.0),
             "you zeroed the future *after* the softmax, so the rows no longer sum to 1. Mask the scores with "
             "-inf first, then take the softmax.": softmax(S, dim=-1).masked_fill(future, 0.0),
+            "the mask also hides the diagonal (j >= i), so a query cannot see itself, and the first query sees "
+            "nothing: with a large negative number instead of -inf its row became an even average instead of "
+            "NaN. Hide only j > i: triu(..., diagonal=1).": _masked(S, torch.ones(n, n, dtype=torch.bool).triu(0),
+                                                                     fill=-1e9),
         }
         for msg, wrong_A in guesses.items():
             if close(out, W_O @ v @ wrong_A.T):

@@ -17,10 +17,15 @@ from helpers.softmax import softmax
 
 def _layer(x, W_Q, W_K, W_V, W_O, *, scale=None, mask=True, transpose_A=False):
     """o^h for every head (H, d_model, n), or one of the usual mistakes."""
+    return W_O @ _results(x, W_Q, W_K, W_V, scale=scale, mask=mask, transpose_A=transpose_A)
+
+
+def _results(x, W_Q, W_K, W_V, *, scale=None, mask=True, transpose_A=False):
+    """r^h for every head (H, d_head, n)."""
     q, k, v = W_Q @ x, W_K @ x, W_V @ x
     S = q.mT @ k / (math.sqrt(W_Q.shape[-2]) if scale is None else scale)
     A = att.softmax_star(S, mask=mask)
-    return W_O @ v @ (A if transpose_A else A.mT)
+    return v @ (A if transpose_A else A.mT)
 
 
 LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10, 1))  # seed, H, d_head, d_model, n
@@ -63,6 +68,13 @@ def check_attention_layer(fn) -> bool:
              _layer(x, W_Q, W_K, W_V, W_O, scale=1.0).sum(0)),
             (True, "did you divide by sqrt(d_model) instead of sqrt(d_head)? Each head's dot products have "
                    "d_head terms.", _layer(x, W_Q, W_K, W_V, W_O, scale=math.sqrt(d_model)).sum(0)),
+            (True, "the patterns are right, but the values come from W_K: what a head moves is v^h = W_V^h x0.",
+             _layer(x, W_Q, W_K, W_K, W_O).sum(0)),
+            (H > 1, "W_O was reshaped to (d_model, H * d_head) without moving the head axis first: "
+                    "W_O.reshape(...) on an (H, d_model, d_head) tensor mixes heads and rows. The big W_O puts "
+                    "the heads' blocks side by side: W_O.permute(1, 0, 2).reshape(d_model, H * d_head), or sum "
+                    "W_O^h r^h over h.",
+             W_O.reshape(d_model, H * d_head) @ _results(x, W_Q, W_K, W_V).reshape(H * d_head, n)),
             (n > 1, "rows and columns of A are swapped: r^h = v^h (A^h)^T, because token i's result uses row i "
                     "of A (in einsum: A's *first* index is the query, the same index as r's column).",
              _layer(x, W_Q, W_K, W_V, W_O, transpose_A=True).sum(0)),

@@ -52,9 +52,11 @@ def check_induction_score(fn) -> bool:
         if _close(out, right):
             continue
         n = tokens.shape[-1]
-        after_before = torch.zeros(n, n, dtype=torch.bool)  # keys j with t_{j+1} = t_i (one too early)
-        after_before[:, :-1] = tokens[:, None] == tokens[None, 1:]
-        after_before &= torch.ones(n, n, dtype=torch.bool).tril(-1)
+        shifted = torch.zeros(n, n, dtype=torch.bool)  # keys j with t_{j+1} = t_i: one position too early
+        shifted[:, :-1] = tokens[:, None] == tokens[None, 1:]
+        rolled = tokens[:, None] == tokens.roll(-1)[None, :]  # the same with torch.roll (the last key wraps round)
+        too_early = [keys & torch.ones(n, n, dtype=torch.bool).tril(diagonal)   # with or without the diagonal,
+                     for keys in (shifted, rolled) for diagonal in (0, -1)]        # as hint 1's tril() or not
         all_rows = (A * induction_mask(tokens)).sum(-1).mean(-1)  # mean over every query, even those with no such key
         if _close(out, duplicate_token_score(A, tokens)):
             raise ExerciseError(f"{what} measures attention to earlier copies of the query's own token — that is a "
@@ -63,7 +65,7 @@ def check_induction_score(fn) -> bool:
         if _close(out, previous_token_score(A)):
             raise ExerciseError(f"{what} is the previous-token score (key j = i - 1). The induction keys depend on "
                                 "the tokens: j such that t_(j-1) = t_i.")
-        if after_before.any() and _close(out, pattern_score(A, after_before)):
+        if any(keys.any() and _close(out, pattern_score(A, keys)) for keys in too_early):
             raise ExerciseError(f"{what} looks one position too early: key j with t_(j+1) = t_i is the token "
                                 "*before* an earlier copy. Shift by one: t_(j-1) = t_i.")
         if _close(out, all_rows):

@@ -34,6 +34,26 @@ def check_layer_norm(fn: Callable) -> bool:
     expect_shape(out, (d_model, n), what, "LayerNorm keeps the shape of x: one normalised column per position.")
     want = layer_norm(x, gamma, beta, eps)
     if _close(out, want):
+        # a second case where eps's place shows: other sizes, a large eps, one column of variance near eps
+        x2 = torch.tensor([[0.02, 3.0, -1.0], [-0.03, -2.0, 4.0], [0.05, 1.0, 0.5], [-0.04, 0.5, -3.0],
+                           [0.0, -2.5, 2.0]])
+        g2, b2, eps2 = torch.tensor([1.0, 2.0, 0.5, 1.5, 1.0]), torch.tensor([0.0, 1.0, -1.0, 0.5, 0.0]), 0.01
+        out2 = as_tensor(call(fn, x2.clone(), g2.clone(), b2.clone(), eps2, what=what, forbid=_FORBID_NORMALIZE),
+                         what)
+        expect_shape(out2, (5, 3), what, "LayerNorm keeps the shape of x, whatever d_model and n are.")
+        if not _close(out2, layer_norm(x2, g2, b2, eps2)):
+            mu2, var2 = x2.mean(0), x2.var(0, unbiased=False)
+            outside = (x2 - mu2) / (var2.sqrt() + eps2) * g2[:, None] + b2[:, None]
+            without = (x2 - mu2) / var2.sqrt() * g2[:, None] + b2[:, None]
+            if _close(out2, outside):
+                raise ExerciseError(f"{what}: eps is outside the square root. With eps = 0.01 and a column of "
+                                    "variance 0.001 it matters: divide by sqrt(variance + eps), not "
+                                    "sqrt(variance) + eps.")
+            if _close(out2, without):
+                raise ExerciseError(f"{what} ignores eps: with eps = 0.01 and a column of variance 0.001 the "
+                                    "result must be (x - mu) / sqrt(variance + eps).")
+            raise ExerciseError(f"{what} is right on the first test but not on a (5, 3) input with eps = 0.01: is "
+                                "a size or the value of eps written into the code instead of taken from x and eps?")
         const = torch.ones(d_model, 2) * 5.0  # a column whose entries are all equal: sigma = 0
         c_out = as_tensor(call(fn, const, gamma, beta, eps, what=what, forbid=_FORBID_NORMALIZE), what)
         if not torch.isfinite(c_out).all():
@@ -180,6 +200,13 @@ def check_layer_norm_grad(fn: Callable) -> bool:
         (h - mean(h) - x_hat * mean(h * x_hat), "Almost: divide the whole thing by sigma = sqrt(var + eps) (x_hat is "
                                                 "(x - mu) / sigma, so every path to x goes through 1 / sigma)."),
     ]
+    # the formula with sigma from the unbiased variance (d_model - 1), torch.var's and torch.std's default
+    sigma_u = torch.sqrt(x.var(0, keepdim=True, unbiased=True) + eps)
+    x_hat_u = (x - mu) / sigma_u
+    mistakes.append(((h - mean(h) - x_hat_u * mean(h * x_hat_u)) / sigma_u,
+                     "The formula is right, but sigma comes from the unbiased variance (divided by d_model - 1, "
+                     "the default of torch.var and torch.std). LayerNorm divides by d_model: use "
+                     "((x - mu) ** 2).mean(0) or var(0, unbiased=False)."))
     # rows instead of columns: LayerNorm over the n positions (dim -1), gamma still one per row
     xr = x.detach().requires_grad_(True)
     mur = xr.mean(-1, keepdim=True)

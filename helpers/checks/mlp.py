@@ -12,47 +12,57 @@ from helpers.model import names
 from helpers.model.mlp import mlp
 
 
+MLP_CASES = ((6, 4, 16, 3), (61, 5, 7, 2))  # seed, d_model, d_mlp, n: two sizes, so a size written in shows
+
+
 @exercise(answered_by=("helpers.model.mlp.mlp",))
 def check_mlp(fn: Callable) -> bool:
     """fn(x, W_1, b_1, W_2, b_2) with x (d_model, n) -> m (d_model, n)."""
-    g = torch.Generator().manual_seed(6)
-    d_model, d_mlp, n = 4, 16, 3
-    x = torch.randn(d_model, n, generator=g)
-    W_1, b_1 = torch.randn(d_mlp, d_model, generator=g), torch.randn(d_mlp, generator=g)
-    W_2, b_2 = torch.randn(d_model, d_mlp, generator=g), torch.randn(d_model, generator=g)
     what = "your mlp(x, W_1, b_1, W_2, b_2)"
-    try:
-        out = as_tensor(call(fn, x.clone(), W_1, b_1, W_2, b_2, what=what), what)
-    except ExerciseError as e:
-        if "must match the size" in str(e):
-            raise ExerciseError(f"{e}. Hint: a bias is one number per row; add it as a column, b_1[:, None], "
-                                "so the same bias is added at every position.") from None
-        raise
-    if tuple(out.shape) == (d_mlp, n):
-        raise ExerciseError(f"{what} returned shape (d_mlp, n) = {(d_mlp, n)}: that is the hidden layer z. "
-                            "Project back down with m = W_2 z + b_2.")
-    expect_shape(out, (d_model, n), what, "m has one column of d_model numbers per position, like x.")
-    z, want = mlp(x, W_1, b_1, W_2, b_2)
-    if close(out, want, atol=1e-4, rtol=1e-5):
-        return passed("mlp is right: z = ReLU(W_1 x + b_1), m = W_2 z + b_2, one position at a time.")
-    col = lambda b: b[:, None]  # noqa: E731
-    pre = W_1 @ x + col(b_1)
-    mistakes = [
-        (W_2 @ pre + col(b_2), "There is no nonlinearity: without ReLU, W_2 (W_1 x + b_1) + b_2 is just one "
-                               "linear map, and the MLP could do nothing a single matrix could not. Apply ReLU to "
-                               "W_1 x + b_1 (torch.relu or .clamp(min=0))."),
-        (torch.relu(want), "ReLU is applied to the output m as well; the post applies it only to the hidden "
-                           "layer z. m = W_2 z + b_2 can be negative."),
-        (x + want, "You returned x + m. The MLP returns m; the residual add x2 = x1 + m happens outside it."),
-        (W_2 @ torch.relu(W_1 @ x) + col(b_2), "b_1 is missing: z = ReLU(W_1 x + b_1)."),
-        (W_2 @ z, "b_2 is missing: m = W_2 z + b_2."),
-        (W_2 @ torch.relu(W_1 @ x), "Both biases are missing: add b_1 before the ReLU and b_2 at the end."),
-    ]
-    for wrong, message in mistakes:
-        if close(out, wrong, atol=1e-4, rtol=1e-5):
-            raise ExerciseError(message)
-    raise ExerciseError("Not the MLP yet. Compute z = ReLU(W_1 @ x + b_1[:, None]) of shape (d_mlp, n), then "
-                        "m = W_2 @ z + b_2[:, None]; the [:, None] turns a bias into a column added to every position.")
+    for case, (seed, d_model, d_mlp, n) in enumerate(MLP_CASES):
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(d_model, n, generator=g)
+        W_1, b_1 = torch.randn(d_mlp, d_model, generator=g), torch.randn(d_mlp, generator=g)
+        W_2, b_2 = torch.randn(d_model, d_mlp, generator=g), torch.randn(d_model, generator=g)
+        try:
+            out = as_tensor(call(fn, x.clone(), W_1, b_1, W_2, b_2, what=what), what)
+        except ExerciseError as e:
+            if case > 0 and " raised " in str(e):
+                raise ExerciseError(f"{e}. It worked for the first test (d_model 4, d_mlp 16, n 3) but not for "
+                                    f"d_model {d_model}, d_mlp {d_mlp}, n {n}: is a size written into the code? "
+                                    "Take every size from the tensors it is given.") from None
+            if "must match the size" in str(e):
+                raise ExerciseError(f"{e}. Hint: a bias is one number per row; add it as a column, b_1[:, None], "
+                                    "so the same bias is added at every position.") from None
+            raise
+        if tuple(out.shape) == (d_mlp, n):
+            raise ExerciseError(f"{what} returned shape (d_mlp, n) = {(d_mlp, n)}: that is the hidden layer z. "
+                                "Project back down with m = W_2 z + b_2.")
+        expect_shape(out, (d_model, n), what, "m has one column of d_model numbers per position, like x.")
+        z, want = mlp(x, W_1, b_1, W_2, b_2)
+        if close(out, want, atol=1e-4, rtol=1e-5):
+            continue
+        col = lambda b: b[:, None]  # noqa: E731
+        pre = W_1 @ x + col(b_1)
+        mistakes = [
+            (W_2 @ pre + col(b_2), "There is no nonlinearity: without ReLU, W_2 (W_1 x + b_1) + b_2 is just one "
+                                   "linear map, and the MLP could do nothing a single matrix could not. Apply ReLU "
+                                   "to W_1 x + b_1 (torch.relu or .clamp(min=0))."),
+            (torch.relu(want), "ReLU is applied to the output m as well; the post applies it only to the hidden "
+                               "layer z. m = W_2 z + b_2 can be negative."),
+            (x + want, "You returned x + m. The MLP returns m; the residual add x2 = x1 + m happens outside it."),
+            (W_2 @ torch.relu(W_1 @ x) + col(b_2), "b_1 is missing: z = ReLU(W_1 x + b_1)."),
+            (W_2 @ z, "b_2 is missing: m = W_2 z + b_2."),
+            (W_2 @ torch.relu(W_1 @ x), "Both biases are missing: add b_1 before the ReLU and b_2 at the end."),
+        ]
+        for wrong, message in mistakes:
+            if close(out, wrong, atol=1e-4, rtol=1e-5):
+                raise ExerciseError(message)
+        raise ExerciseError("Not the MLP yet. Compute z = ReLU(W_1 @ x + b_1[:, None]) of shape (d_mlp, n), then "
+                            "m = W_2 @ z + b_2[:, None]; the [:, None] turns a bias into a column added to every "
+                            "position." + (f" (It was right for the first test, not for d_model {d_model}, d_mlp "
+                                           f"{d_mlp}, n {n}: is a size written into the code?)" if case else ""))
+    return passed("mlp is right: z = ReLU(W_1 x + b_1), m = W_2 z + b_2, one position at a time.")
 
 
 # --- exercise 6.2: the neurons a fact needs ------------------------------------------------------------

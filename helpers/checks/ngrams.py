@@ -137,6 +137,11 @@ def _counts(ids: torch.Tensor, n_vocab: int) -> torch.Tensor:
     return C
 
 
+def _ce_k_with_vocab(C: torch.Tensor, k: float, m: int, ids: torch.Tensor) -> float:
+    """Add-k with k * m in the denominator instead of k * n_vocab (the vocabulary counted from the texts)."""
+    return _ce((C + k) / (C.sum(0, keepdim=True) + k * m), ids)
+
+
 @exercise(answered_by=())
 def check_add_k_loss(fn) -> bool:
     """``fn(train_ids, heldout_ids, n_vocab, k)`` must count bigrams on the training text, smooth them
@@ -147,7 +152,8 @@ def check_add_k_loss(fn) -> bool:
     cases = [(_random_ids(4, 30, 10), _random_ids(4, 12, 11), 4, 1.0),
              (_random_ids(6, 50, 12), _random_ids(6, 20, 13), 6, 0.1),
              (_random_ids(5, 25, 14), _random_ids(5, 30, 15), 5, 0.01),
-             (torch.tensor([0, 1, 0, 1, 0, 1, 0]), torch.tensor([1, 2, 2, 0]), 3, 0.5)]  # token 2 never seen
+             (torch.tensor([0, 1, 0, 1, 0, 1, 0]), torch.tensor([1, 2, 2, 0]), 3, 0.5),  # token 2 never seen
+             (_random_ids(4, 40, 16), _random_ids(4, 15, 17), 7, 0.2)]  # tokens 4-6 in neither text
     for train, heldout, n_vocab, k in cases:
         train_before, heldout_before = train.clone(), heldout.clone()
         got = number_result(call(fn, train, heldout, n_vocab, k, what=what), what)
@@ -179,6 +185,12 @@ def check_add_k_loss(fn) -> bool:
                                                                 heldout)):
             raise ExerciseError(f"{what} counts pairs of the held-out text {where}. The table must come from "
                                 "the training text alone; the held-out text only scores it.")
+        used = {int(max(train.max(), heldout.max())) + 1, int(train.max()) + 1,
+                len(set(train.tolist())), len(set(train.tolist()) | set(heldout.tolist()))} - {n_vocab}
+        if any(close(_ce_k_with_vocab(C, k, m, heldout)) for m in used):
+            raise ExerciseError(f"{what} takes the vocabulary size from the texts {where}: it adds k for only the "
+                                "tokens that occur in them. Use the n_vocab it is given: a column gains k for "
+                                "every token of the vocabulary, also those neither text contains.")
         if close(_ce(_add_k(C, k), heldout) * (len(heldout) - 1)):
             raise ExerciseError(f"{what} returns the total -ln p over the held-out text {where}; return the "
                                 "mean per prediction (nats per token).")

@@ -9,23 +9,45 @@ from helpers.model.config import Config
 from helpers.model.params import count_config
 
 
+CONFIGS = (Config(n_vocab=101, d_model=12, n_ctx=17, n_layers=2, n_heads=3, d_head=5, d_mlp=40, layernorm=True),
+           Config(n_vocab=57, d_model=20, n_ctx=9, n_layers=3, n_heads=2, d_head=6, d_mlp=31, layernorm=True))
+
+
 @exercise(answered_by=("helpers.model.params.count_config", "helpers.model.params.count_params"))
 def check_n_params(fn: Callable) -> bool:
-    """fn(cfg: Config) -> int, the number of parameters of Transformer(cfg) (LayerNorm on, MLP on)."""
-    cfg = Config(n_vocab=101, d_model=12, n_ctx=17, n_layers=2, n_heads=3, d_head=5, d_mlp=40, layernorm=True)
+    """fn(cfg: Config) -> int, the number of parameters of Transformer(cfg) (LayerNorm on, MLP on); tried on two
+    configs whose numbers all differ, so that a number written into the code shows."""
     what = "your n_params(cfg)"
-    got = call(fn, cfg, what=what)
-    try:
-        got = int(got)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"{what} should return a whole number, got {type(got).__name__}") from None
-    want = count_config(cfg)
-    if got == want:
-        return passed(f"n_params is right: {want:,} for the test config "
-                      "(d_model 12, 2 layers, 3 heads of 5, d_mlp 40).")
+    for i, cfg in enumerate(CONFIGS):
+        got = call(fn, cfg, what=what)
+        try:
+            got = int(got)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"{what} should return a whole number, got {type(got).__name__}") from None
+        want = count_config(cfg)
+        if got == want:
+            continue
+        hint = _hint(cfg, want - got)
+        if hint:
+            raise ExerciseError(f"{what} = {got:,}, but the model has {want:,}. {hint}")
+        how = f"{abs(want - got):,} too few" if want > got else f"{abs(want - got):,} too many"
+        if i > 0:
+            raise ExerciseError(f"{what} is right for the first test config but not for a second one (d_model "
+                                f"{cfg.d_model}, {cfg.n_layers} layers, {cfg.n_heads} heads of {cfg.d_head}, d_mlp "
+                                f"{cfg.d_mlp}, n_vocab {cfg.n_vocab}, n_ctx {cfg.n_ctx}): {got:,} instead of "
+                                f"{want:,} ({how}). Is a number of the first written into the code? Read every "
+                                "size from cfg.")
+        raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} ({how}). Go through the "
+                            "parameter table: W_E, W_pos, per layer (attention, MLP with biases, 2 LayerNorms), "
+                            "a final LayerNorm, W_U.")
+    return passed(f"n_params is right: {count_config(CONFIGS[0]):,} and {count_config(CONFIGS[1]):,} for two test "
+                  "configs (d_model 12 and 20, 2 and 3 layers, heads of 5 and 6, d_mlp 40 and 31).")
+
+
+def _hint(cfg: Config, diff: int) -> str | None:
+    """The usual mistake that is off by exactly ``diff`` parameters, if one is."""
     D, H, d, L, V, C, M = cfg.d_model, cfg.n_heads, cfg.d_head, cfg.n_layers, cfg.n_vocab, cfg.n_ctx, cfg.d_mlp
     per_layer = 4 * H * d * D + 2 * D * M + M + D + 4 * D
-    diff = want - got
     hints = {
         L * (H - 1) * 4 * d * D: "Each of the n_heads heads has its own W_Q, W_K, W_V, W_O: multiply by n_heads.",
         L * (M + D): "The MLP biases b_1 (d_mlp) and b_2 (d_model) are missing.",
@@ -42,9 +64,4 @@ def check_n_params(fn: Callable) -> bool:
             f"assumes n_heads * d_head = d_model, but here n_heads * d_head = {H} * {d} = {H * d} and d_model = {D}: "
             "W_Q, W_K, W_V and W_O each have n_heads * d_head * d_model entries."),
     }
-    if diff in hints:
-        raise ExerciseError(f"{what} = {got:,}, but the model has {want:,}. {hints[diff]}")
-    how = f"{abs(diff):,} too few" if diff > 0 else f"{abs(diff):,} too many"
-    raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} ({how}). Go through the "
-                        "parameter table: W_E, W_pos, per layer (attention, MLP with biases, 2 LayerNorms), "
-                        "a final LayerNorm, W_U.")
+    return hints.get(diff)

@@ -79,6 +79,14 @@ def check_train_step(fn: Callable) -> bool:
                 logits = fresh(batch[:, :-1])
                 same_pos = float(F.cross_entropy(logits, batch[:, :-1]))
                 total = want * batch[:, 1:].numel()
+                flat = float(F.cross_entropy(logits.reshape(-1, CFG.n_vocab), batch[:, 1:].reshape(-1)))
+            if abs(got - flat) < 1e-4 * max(1.0, flat) and step == 1:
+                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: reshape(-1, n_vocab) "
+                                    "mixes up the logits. In this series the model returns (batch, n_vocab, n) — "
+                                    "the vocabulary is dim 1, the post's columns — not (batch, n, n_vocab), so "
+                                    "flattening it that way pairs scores with the wrong tokens. F.cross_entropy "
+                                    "takes (batch, n_vocab, n) with targets (batch, n) as they are; or move the "
+                                    "vocabulary last first: logits.transpose(1, 2).reshape(-1, n_vocab).")
             if abs(got - same_pos) < 1e-4 * max(1.0, same_pos) and step == 1:
                 raise ExerciseError(f"{what} returned loss {got:.4f}, but the model's loss on this batch is "
                                     f"{want:.4f}. You scored each position against its own token: the logits at "

@@ -67,9 +67,16 @@ def check_logit_grad(fn) -> bool:
                                 "1 in *column* j, at row targets[j].")
         raise ExerciseError(f"{what} differs from autograd's gradient {where}: largest difference "
                             f"{float((out - want).abs().max()):.3g}. Expected (softmax(logits) - one_hot) / n.")
-    if not torch.isfinite(tensor_result(call(fn, torch.tensor([[200.0], [100.0]]), torch.tensor([1]), what=what,
-                                             forbid=AUTOGRAD), (2, 1), what, "")).all():
-        raise ExerciseError(f"{what} overflows for logits [200, 100]: use a stable softmax.")
+    big = torch.tensor([[200.0], [100.0]])                      # e^200 is past float32's largest number (~e^88.7)
+    out = as_tensor(call(fn, big, torch.tensor([1]), what=what, forbid=AUTOGRAD), what)
+    expect_shape(out, (2, 1), what, "The gradient has one entry per logit: the shape of logits.")
+    if not bool(torch.isfinite(out).all()):                     # before the generic NaN message: name the cause
+        raise ExerciseError(f"{what} gives {out.flatten().tolist()} for the logits [200, 100]: exp(200) overflows "
+                            "to infinity, and inf / inf is NaN. Use a stable softmax: subtract each column's "
+                            "largest logit before exp (exercise 2.1), which changes no probability.")
+    if not close(out, _autograd(big, torch.tensor([1])), atol=1e-5, rtol=1e-5):
+        raise ExerciseError(f"{what} is wrong for the logits [200, 100] (target 1), though right for small ones: "
+                            f"got {out.flatten().tolist()}, expected about [1, -1].")
     return passed("Correct: dL/dlogits = (softmax(logits) - one_hot(targets)) / n, as autograd finds.")
 
 
