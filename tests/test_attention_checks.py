@@ -53,6 +53,11 @@ def test_single_query_right_answers_pass(capsys):
     (lambda x, W_Q, W_K, W_V, W_O: x[:, -1:] + sq_right(x, W_Q, W_K, W_V, W_O), "x1_n = x0_n \\+ o_n"),
     (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x).mean(1, keepdim=True), "same weight 1/n"),
     (sq_first_query, "first"),
+    (sq_scaled(lambda W: 8.0), "fixed number 8"),                         # sqrt(64), written in
+    (sq_scaled(lambda W: 4.0), "fixed number 4"),
+    (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x) @ torch.softmax((W_Q @ x[:, -1:]).T @ (W_K @ x)
+                                                                   / math.sqrt(W_Q.shape[0]), 0).T,
+     "every weight came out as 1"),                                        # softmax over the (1, n) scores' dim 0
     (lambda x, W_Q, W_K, W_V, W_O: sq_right(x, W_Q, W_K, W_K, W_O), "values come from W_K"),
     (lambda *a: torch.zeros(3, 3), "shape"),
     (lambda x, *a: torch.zeros(x.shape[0], 1), "wrong numbers"),
@@ -134,6 +139,8 @@ def test_all_scores_right_answer_passes():
     (scores(scale=lambda W: math.sqrt(W.shape[1])), r"sqrt\(d_model\)"),
     (scores(scale=lambda W: W.shape[0]), "instead of its square root"),
     (scores(keys=lambda W_Q, W_K: W_Q), "W_Q for the keys"),
+    (scores(scale=lambda W: 4.0), "fixed number 4"),                     # sqrt(16), written in
+    (lambda x0, W_Q, W_K: torch.softmax(scores()(x0, W_Q, W_K), -1), "weights A, after a softmax"),
     (lambda x0, W_Q, W_K: (W_Q @ x0) @ (W_K @ x0).mT, "q k\\^T"),
     (lambda x0, W_Q, W_K: scores()(x0, W_Q, W_K).masked_fill(att.causal_mask(x0.shape[1]), float("-inf")),
      "no mask yet"),
@@ -186,15 +193,15 @@ def test_causal_attention_mistakes_are_named(fn, message):
 
 
 # ----------------------------------------------------------------- a layer in one einsum (nb05, 5.1)
-def layer(mask=True, reduce=lambda o: o.sum(0), scale=None, swap=False, add_x=False):
+def layer(mask=True, reduce=lambda o: o.sum(0), scale=None, swap=False, add_x=False, diagonal=1, dim=-1):
     def fn(x0, W_Q, W_K, W_V, W_O):
         q = torch.einsum("hdm,mn->hdn", W_Q, x0)
         k = torch.einsum("hdm,mn->hdn", W_K, x0)
         v = torch.einsum("hdm,mn->hdn", W_V, x0)
         S = torch.einsum("hdi,hdj->hij", q, k) / (math.sqrt(W_Q.shape[1]) if scale is None else scale(W_Q))
         if mask:
-            S = S.masked_fill(torch.ones(S.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
-        A = torch.softmax(S, dim=-1)
+            S = S.masked_fill(torch.ones(S.shape[-2:], dtype=torch.bool).triu(diagonal), float("-inf"))
+        A = torch.softmax(S, dim=dim)
         r = torch.einsum("hdj,hij->hdi", v, A.mT if swap else A)
         o = reduce(torch.einsum("hmd,hdn->hmn", W_O, r))
         return x0 + o if add_x else o
@@ -253,6 +260,8 @@ def test_causal_attention_refuses_a_loop_over_the_tokens():
     (layer(scale=lambda W: 1.0), "forget to divide"),
     (layer(scale=lambda W: math.sqrt(W.shape[2])), r"sqrt\(d_model\)"),
     (layer(swap=True), "rows and columns of A are swapped"),
+    (layer(diagonal=0), "keep the diagonal"),
+    (layer(dim=-2), "runs down each column"),
     (lambda x0, W_Q, W_K, W_V, W_O: layer()(x0, W_Q, W_K, W_K, W_O), "values come from W_K"),
     (lambda x0, W_Q, W_K, W_V, W_O: W_O.reshape(W_O.shape[1], -1) @ layer_r(x0, W_Q, W_K, W_V).reshape(-1, x0.shape[1]),
      "without moving the head axis"),

@@ -36,6 +36,7 @@ def test_heldout_cross_entropy_right_answers():
     (lambda P, ids: -torch.log(P[ids[1:], ids[:-1]]).sum() / len(ids), "len\\(ids\\) - 1 predictions"),
     (lambda P, ids: -torch.log2(P[ids[1:], ids[:-1]]).mean(), "nats"),
     (lambda P, ids: torch.exp(heldout_ce(P, ids)), "perplexity"),
+    (lambda P, ids: -torch.log(P[ids[1:], ids[:-1]].mean()), "log of the mean probability"),
     (lambda P, ids: -torch.log(P[ids[1:], ids[:-1]]), "one number"),
     (lambda P, ids: "3.1", "should be a number"),
     (lambda P, ids: None, "should be a number"),
@@ -53,7 +54,7 @@ def test_heldout_cross_entropy_in_place_change_is_refused():
     def clobber(P, ids):
         P.log_()
         return -P[ids[1:], ids[:-1]].mean()
-    with pytest.raises(ExerciseError, match="changed the table"):
+    with pytest.raises(ExerciseError, match="changed `P`, a tensor it was given, in place"):
         checks.check_heldout_cross_entropy(clobber)
 
 
@@ -83,6 +84,7 @@ def test_add_k_right_answer():
     (add_k_with(lambda C, V, k: (C + k) / (C.sum(0, keepdim=True) + k)), "k \\* n_vocab"),
     (lambda tr, he, V, k: add_k_loss(he, he, V, k), "held-out text"),
     (lambda tr, he, V, k: add_k_loss(tr, he, int(max(tr.max(), he.max())) + 1, k), "vocabulary size from the texts"),
+    (lambda tr, he, V, k: add_k_loss(tr, he, V, 0.01), "k = 0.01 whatever k is"),
     (add_k_with(lambda C, V, k: (C + k) / (C.sum(0, keepdim=True) + k * int((C.sum(1) > 0).sum()))),
      "vocabulary size from the texts"),
     (lambda tr, he, V, k: add_k_loss(tr, he, V, k) * (len(he) - 1), "total"),
@@ -99,7 +101,7 @@ def test_add_k_changing_the_tokens_is_refused():
     def clobber(train_ids, heldout_ids, n_vocab, k):
         train_ids[0] = 0 if int(train_ids[0]) else 1
         return add_k_loss(train_ids, heldout_ids, n_vocab, k)
-    with pytest.raises(ExerciseError, match="changed the token streams"):
+    with pytest.raises(ExerciseError, match="changed `train_ids`, a tensor it was given, in place"):
         checks.check_add_k_loss(clobber)
 
 
@@ -118,10 +120,37 @@ def test_softmax_by_hand_passes():
     (lambda x: softmax(x, dim=0), "helpers.softmax.softmax"),
     (lambda x: torch.softmax(x, dim=0), "torch.softmax"),
     (lambda x: torch.nn.functional.softmax(x, dim=0), "torch.nn.functional.softmax"),
+    (lambda x: torch.log_softmax(x, 0).exp(), "torch.log_softmax"),
+    (lambda x: x.log_softmax(0).exp(), "torch.Tensor.log_softmax"),
 ])
 def test_softmax_one_call_answers_are_refused(one_call, name):
     with pytest.raises(ExerciseError, match=f"calls {name}, which does the whole exercise"):
         checks.check_softmax(one_call)
+
+
+def test_answers_that_change_their_input_in_place_are_refused():
+    def in_place_softmax(x):
+        x -= x.max(dim=0, keepdim=True).values           # right numbers, but the caller's x changes
+        e = torch.exp(x)
+        return e / e.sum(dim=0, keepdim=True)
+
+    with pytest.raises(ExerciseError, match="changed `x`, a tensor it was given, in place"):
+        checks.check_softmax(in_place_softmax)
+
+    def no_clone(W_E, W_U, ids, steps, lr):                # trains the caller's own weights
+        W_E.requires_grad_(), W_U.requires_grad_()
+        t = torch.nn.functional.one_hot(ids[:-1], W_U.shape[0]).T.float()
+        for _ in range(steps):
+            loss = -torch.log_softmax(W_U @ W_E @ t, 0)[ids[1:], torch.arange(len(ids) - 1)].mean()
+            W_E.grad = W_U.grad = None
+            loss.backward()
+            with torch.no_grad():
+                W_E -= lr * W_E.grad
+                W_U -= lr * W_U.grad
+        return W_E.detach(), W_U.detach()
+
+    with pytest.raises(ExerciseError, match="changed `W_E`, a tensor it was given, in place"):
+        checks.check_train_zero_layer(no_clone)
 
 
 def test_softmax_one_maximum_for_the_whole_matrix_is_explained():
@@ -170,6 +199,7 @@ def by_autograd(logits, targets):
     (lambda x, t: (stable_softmax(x) - torch.nn.functional.one_hot(t, x.shape[0])) / x.shape[1], "in rows"),
     (with_grad(lambda p, oh, n, x: (p - oh) / n + 0.01), "differs from autograd"),
     (with_grad(lambda p, oh, n, x: (p - oh)[:, :1]), "shape"),
+    (lambda x, t: (stable_softmax(x) - torch.nn.functional.one_hot(t).T) / x.shape[1], "num_classes=logits.shape"),
     (with_grad(lambda p, oh, n, x: (p - oh).long()), "dtype"),
     (lambda x, t: (torch.exp(x) / torch.exp(x).sum(0) - torch.nn.functional.one_hot(t, x.shape[0]).T) / x.shape[1],
      r"exp\(200\) overflows to infinity"),                         # a naive softmax: right until the logits are big

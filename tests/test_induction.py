@@ -112,6 +112,14 @@ def _early(tokens, diagonal=0, roll=False):
     return keys & torch.ones(n, n, dtype=torch.bool).tril(diagonal)
 
 
+def _keys_after(tokens):
+    """t_(j-1) = t_i for keys j > i (the future): what a mask without tril() adds."""
+    n = tokens.shape[-1]
+    keys = torch.zeros(n, n, dtype=torch.bool)
+    keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
+    return keys & torch.ones(n, n, dtype=torch.bool).triu(1)
+
+
 def _score_with(A, keys):
     return (A * keys).sum(-1)[:, keys.any(-1)].mean(-1)
 
@@ -135,6 +143,9 @@ def test_check_induction_score_passes_the_right_answer_also_as_float64():
     (lambda A, t: (A * _keys(t)).sum(-1).mean(-1), "also those whose token never occurred"),
     (lambda A, t: (A * _keys(t, -1)).sum(-1)[:, _keys(t, -1).any(-1)].mean(-1), "one position too early"),
     (lambda A, t: _score_with(A, _early(t, diagonal=0)), "one position too early"),          # hint 1's tril()
+    (lambda A, t: _score_with(A, _keys(t) | _keys_after(t)), "also counts keys after the query"),
+    (lambda A, t: _score_with(A, _keys(t) & torch.ones(len(t), len(t), dtype=torch.bool).tril(-1)), "key j = i"),
+    (lambda A, t: _score_with(A.mT, _keys(t)), "wrong way round"),
     (lambda A, t: _score_with(A, _early(t, diagonal=0, roll=True)), "one position too early"),  # torch.roll
     (lambda A, t: _right_score(A, t)[:2], "shape"),
     (lambda A, t: _right_score(A, t) > 0.5, "dtype"),
@@ -187,6 +198,11 @@ def _summed(model, tokens, heads):
         return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].sum())
 
 
+def _half_written_in(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, 16:].mean())
+
+
 def _by_the_helper(model, tokens, heads):
     with ablated(model, heads=heads):
         return repeat_loss(model, tokens)[1]
@@ -201,6 +217,7 @@ def test_check_loss_without_passes_the_right_answer_also_as_a_tensor():
     (_no_ablation, "did not take effect"), (_everywhere, "every position"), (_first_half, "first half"),
     (_from_the_repeats_first_token, "predicts the repeat's \\*first\\* token"), (_summed, "sums the losses"),
     (_by_the_helper, "calls helpers.induction.repeat_loss"),
+    (_half_written_in, "half length written into the code"),
     (lambda m, t, h: "a lot", "should be a number"), (lambda m, t, h: None, "should be a number, got NoneType"),
     (lambda m, t, h: float("nan"), "nan"), (lambda m, t, h: torch.zeros(3), "one number"),
     (lambda m, t, h: 1.0, "expected"), (lambda m, t, h: m.no_such_thing, "raised AttributeError"),
@@ -259,7 +276,8 @@ def test_check_confident_mistake_reports_the_learners_own_model(trained, capsys)
 
 def test_check_confident_mistake_explains_the_rest(trained):
     for answer, words in (((SOLUTION[0], "r"), "it is right"),
-                          (("abcdefgh", "z"), "not confident"),
+                          (("abcdefgh", "z"), "occurs nowhere earlier"),             # nothing to copy from
+                          (("the quick brown fox jumps", "x"), "occurs nowhere earlier"),
                           ((SOLUTION[0], "tt"), "one character"),
                           (("my car is r%d", "t"), "not a token"),
                           (("x" * 33, "t"), "n_ctx is 32"),
@@ -293,6 +311,10 @@ def test_check_confident_mistake_needs_two_of_the_three_copies(monkeypatch):
         checks.check_confident_mistake(lambda: SOLUTION)
     verdicts = iter([stubborn, stubborn, fooled])
     with pytest.raises(ExerciseError, match="not the induction heads' doing"):
+        checks.check_confident_mistake(lambda: SOLUTION)
+    elsewhere = ci._Mistake("q", 0.9, 0.01)     # confident, the heads' doing, but "q" never followed an earlier "a"
+    verdicts = iter([elsewhere, elsewhere, fooled])
+    with pytest.raises(ExerciseError, match="not one of the tokens that followed an earlier 'a'"):
         checks.check_confident_mistake(lambda: SOLUTION)
 
 

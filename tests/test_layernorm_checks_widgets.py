@@ -1,5 +1,7 @@
 """Notebook 07's exercise check (right and typical wrong answers) and its widget."""
 
+import math
+
 import pytest
 import torch
 
@@ -30,6 +32,8 @@ def right(x, g, b, eps):
     (lambda x, g, b, eps: right(x, g, b, 1e-5), "the value of eps written into the code"),
     (lambda x, g, b, eps: right(x, g, b, eps) if x.shape == (6, 4) else torch.zeros(6, 4), "whatever d_model"),
     (lambda x, g, b, eps: x.T, "shape"),
+    (lambda x, g, b, eps: (x - x.mean(0)) / torch.sqrt(x.var(0, unbiased=False) + eps) * g + b,
+     r"use them as columns, gamma\[:, None\]"),                       # gamma as a row: torch's size error, explained
     (lambda x, g, b, eps: x * 2, "Not LayerNorm yet"),
 ])
 def test_wrong_answers_are_explained(wrong, message):
@@ -74,6 +78,7 @@ def test_std_after_right_answers():
     (lambda var, eps: torch.sqrt(var / (var + eps))[:3], "shape"),
     (lambda var, eps: (var > 0).int(), "integer"),
     (lambda var, eps: None, "None"),
+    (lambda var, eps: math.sqrt(var / (var + eps)), "use torch.sqrt"),
 ])
 def test_std_after_mistakes_are_explained(wrong, message):
     with pytest.raises(ExerciseError, match=message):
@@ -116,6 +121,9 @@ def test_layer_norm_grad_right_answer():
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, over_sigma=False), "divide the whole thing by sigma"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, dim=-1), "each row"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, unbiased=True), "unbiased variance"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, 0.0, g), "eps is left out of sigma"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) * gm, r"use them as columns, gamma\[:, None\]"),  # gamma as a row
+    (lambda x, gm, eps, g: ln_grad(x, gm, 1e-5, g), "eps is written into the code"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) + 1, "all-ones direction"),
     (lambda x, gm, eps, g: torch.where(x.abs() > 20, 0.0, ln_grad(x, gm, eps, g)), "size ~30"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g)[:, :2], "shape"),

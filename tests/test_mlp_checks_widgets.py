@@ -21,6 +21,9 @@ from helpers.train import fresh_model
     (lambda x, W1, b1, W2, b2: torch.relu(W1 @ x + b1[:, None]), "hidden layer z"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1) + b2, "as a column"),
     (lambda x, W1, b1, W2, b2: 2 * mlp(x, W1, b1, W2, b2)[1], "Not the MLP yet"),
+    (lambda x, W1, b1, W2, b2: W2 @ (torch.relu(W1 @ x) + b1[:, None]) + b2[:, None], "after the ReLU"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.nn.functional.gelu(W1 @ x + b1[:, None]) + b2[:, None], "That is GELU"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.sigmoid(W1 @ x + b1[:, None]) + b2[:, None], "a sigmoid"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1.reshape(16, 1)) + b2.reshape(4, 1), "size written into"),
 ])
 def test_wrong_answers_are_explained(wrong, message):
@@ -80,17 +83,42 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n + 1, "1 too many"),
     (lambda cfg, n: n - 7, "7 too few"),
     (lambda cfg, n: 6_212, "a number of the first written into the code"),   # the first config's count, hard-coded
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),     # = 2 d_model here: both named
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_mlp, "b_1 .* is missing"),
     # notebook 06's "4 d_model^2 per attention layer", wrong here since n_heads * d_head = 15 != d_model = 12
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.n_heads * cfg.d_head * cfg.d_model + cfg.n_layers * 4 * cfg.d_model ** 2,
      r"4 d_model\^2 per attention layer.*n_heads \* d_head = 3 \* 5 = 15 and d_model = 12"),
 ])
 def test_param_count_check(mistake, message):
     from helpers.checks.params import check_n_params
-    from helpers.model.params import count_config
 
-    assert check_n_params(count_config)
+    assert check_n_params(n_params_by_hand)
     with pytest.raises(ExerciseError, match=message):
-        check_n_params(lambda cfg: mistake(cfg, count_config(cfg)))
+        check_n_params(lambda cfg: mistake(cfg, n_params_by_hand(cfg)))
+
+
+def n_params_by_hand(cfg):
+    """The exercise's answer, from the fields of cfg alone (the check refuses the series' own counters)."""
+    D, H, d, L, V, C, M = cfg.d_model, cfg.n_heads, cfg.d_head, cfg.n_layers, cfg.n_vocab, cfg.n_ctx, cfg.d_mlp
+    per_layer = 4 * H * d * D + (D * M + M) + (M * D + D) + 2 * 2 * D     # heads, MLP with biases, 2 LayerNorms
+    return V * D + C * D + L * per_layer + 2 * D + D * V                  # W_E, W_pos, layers, final LN, W_U
+
+
+def test_param_count_check_refuses_counting_a_built_model():
+    from helpers.checks.params import check_n_params
+    from helpers.model.params import count_config, count_params
+    from helpers.model.transformer import Transformer
+
+    def by_numbers(cfg):
+        return count_params(cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_mlp, cfg.n_layers, cfg.n_vocab, cfg.n_ctx)
+
+    def by_building(cfg):
+        return sum(p.numel() for p in Transformer(cfg).parameters())
+
+    for answer, name in ((count_config, "count_config"), (by_numbers, "count_params"),
+                         (by_building, "Transformer.__init__")):
+        with pytest.raises(ExerciseError, match=f"calls helpers.model.*{name}, which does the whole exercise"):
+            check_n_params(answer)
 
 
 def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():

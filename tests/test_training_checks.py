@@ -34,6 +34,7 @@ def zero_first(model, optimizer, batch):
 def test_right_answers():
     assert check_train_step(step)
     assert check_train_step(zero_first)
+    assert check_train_step(reads_the_learning_rate)
 
 
 def flattened_like_bTc(model, optimizer, batch):
@@ -44,6 +45,29 @@ def flattened_like_bTc(model, optimizer, batch):
     optimizer.step()
     optimizer.zero_grad()
     return loss.item()
+
+
+def _swapped(model, optimizer, batch):
+    loss = F.cross_entropy(model(batch[:, 1:]), batch[:, :-1])
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def _wrong_axis(model, optimizer, batch):
+    logits = model(batch[:, :-1])                                    # (B, n_vocab, n)
+    loss = -torch.log_softmax(logits, dim=-1).gather(1, batch[:, None, 1:]).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def reads_the_learning_rate(model, optimizer, batch):
+    """A right answer that looks at the optimizer as torch's optimizers allow."""
+    assert optimizer.param_groups[0]["lr"] > 0
+    return step(model, optimizer, batch)
 
 
 def loss_after(model, optimizer, batch):
@@ -62,6 +86,8 @@ def loss_after(model, optimizer, batch):
     (lambda m, o, b: step(m, o, b, opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.1)), "optimizer you were given"),
     (loss_after, "before the step"),
     (flattened_like_bTc, r"reshape\(-1, n_vocab\) mixes up the logits"),
+    (_swapped, "inputs and the targets are swapped"),
+    (_wrong_axis, r"softmax runs over the positions \(dim -1\)"),
     (lambda m, o, b: m(b), "n_ctx is 6"),
     (lambda m, o, b: None, "got NoneType"),
     (lambda m, o, b: float("nan"), "nan"),

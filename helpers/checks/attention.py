@@ -57,7 +57,10 @@ def _column(out: torch.Tensor, rows: int) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- notebook 03
-SQ_CASES = ((0, 4, 36, 6), (1, 3, 7, 5), (2, 8, 16, 1), (3, 5, 11, 9))  # seed, d_head, d_model, n
+SQ_CASES = ((1, 3, 7, 5), (0, 4, 36, 6), (2, 8, 16, 1), (3, 5, 11, 9))  # seed, d_head, d_model, n
+# (the first case's d_head is 3: a scale written into the code, such as / 4 or / 8, can't pass for sqrt(d_head) or
+# d_head there, and is named as a fixed number)
+FIXED_SCALES = (2.0, 4.0, 8.0, 16.0, math.sqrt(2.0))
 
 
 @exercise(answered_by=("helpers.model.attention.single_query", "helpers.model.attention.attention"))
@@ -87,6 +90,14 @@ def check_single_query(fn) -> bool:
         for msg, s in guesses.items():
             if close(out, W_O @ (v @ softmax(s[0], dim=0)[:, None])):
                 raise ExerciseError(f"{what}: the weights are off — {msg}")
+        for c in FIXED_SCALES:
+            if c not in (math.sqrt(d_head), d_head) and close(out, W_O @ (v @ softmax((q_n.T @ k)[0] / c, 0)[:, None])):
+                raise ExerciseError(f"{what} divides the scores by the fixed number {c:g}; here d_head = {d_head}. "
+                                    "Take d_head from the weights (W_Q.shape[0]) and divide by its square root.")
+        if n > 1 and close(out, W_O @ v.sum(1, keepdim=True)):
+            raise ExerciseError(f"{what}: every weight came out as 1 — the softmax ran over a dimension of size 1 "
+                                "(the scores q_n^T k are (1, n); softmax over dim 0 of that is all ones). Take the "
+                                "row of scores, (q_n.T @ k)[0], or softmax over the last dimension.")
         if n > 1:
             q_1 = W_Q @ x[:, :1]
             if close(out, W_O @ (v @ softmax((q_1.T @ k)[0] / math.sqrt(d_head), dim=0)[:, None])):
@@ -197,7 +208,7 @@ def check_all_scores(fn) -> bool:
     """fn(x0 (d_model, n), W_Q, W_K (d_head, d_model)) -> scores (n, n) = q^T k / sqrt(d_head), no mask."""
     what = "all_scores(x0, W_Q, W_K)"
     forbid = ("helpers.model.attention.attention", FUSED)
-    for seed, d_head, d_model, n in ((0, 4, 12, 5), (1, 3, 7, 4), (2, 6, 10, 1), (3, 5, 16, 9)):
+    for seed, d_head, d_model, n in ((1, 3, 7, 4), (0, 4, 12, 5), (2, 6, 10, 1), (3, 5, 16, 9)):  # d_head 3 first
         x, W_Q, W_K, _, _ = _inputs(seed, None, d_head, d_model, n)
         q, k = W_Q @ x, W_K @ x
         right = q.T @ k / math.sqrt(d_head)
@@ -221,6 +232,11 @@ def check_all_scores(fn) -> bool:
             "d_head-dimensional vectors.": q.T @ k / math.sqrt(d_model),
             "did you divide by d_head instead of its square root?": q.T @ k / d_head,
             "did you use W_Q for the keys too? Keys are k = W_K x0.": q.T @ q / math.sqrt(d_head),
+            "these are the weights A, after a softmax; the exercise asks for the scores S = q^T k / sqrt(d_head) "
+            "themselves (the softmax comes in the next step, with the mask).": softmax(right, dim=-1),
+            **{f"the scores are divided by the fixed number {c:g}, but here d_head = {d_head}: take d_head from "
+               "the weights (W_Q.shape[0]) and divide by its square root.": q.T @ k / c
+               for c in FIXED_SCALES if c not in (math.sqrt(d_head), d_head)},
         }
         for msg, wrong in guesses.items():
             if close(out, wrong):

@@ -146,16 +146,20 @@ def _watching(forbid: tuple[str, ...], seen: list[str]):
         sys.setprofile(previous)
 
 
-def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tuple[str, ...] = ()) -> Any:
+def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tuple[str, ...] = (),
+         hints: dict[str, str] | None = None) -> Any:
     """Call the learner's function; turn a crash or a hang into a short explanation, not a traceback.
 
     forbid: dotted names of functions that would answer the exercise in one call (the helper it asks the
     learner to write, or torch's own); if the learner's function calls one, the check says so.
+    hints: text found in the learner's error -> one sentence naming the usual cause, added to the message (torch's
+    "must match the size of tensor b" says what broke, not which habit of the exercise broke it).
     """
     if not callable(fn):
         raise ExerciseError(f"{what}: the check needs your function itself, but got a {type(fn).__name__}. "
                             "Pass its name without calling it (no parentheses).")
     start, seen = time.perf_counter(), []
+    given = [(i, a, a.detach().clone()) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     try:
         with _time_limit(limit), _watching(forbid, seen):
             out = fn(*args)
@@ -166,14 +170,31 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
         raise ExerciseError(f"{what} ran for more than {limit:.0f} s on a tiny input and was stopped. "
                             "Is there a loop that never ends, or one over every entry of a large tensor?") from None
     except Exception as e:  # the learner's code may raise anything
-        raise ExerciseError(f"{what} raised {type(e).__name__}: {e}") from None
+        said = [hint for key, hint in (hints or {}).items() if key in str(e)]
+        raise ExerciseError(" ".join([f"{what} raised {type(e).__name__}: {e}.", *said])) from None
     if seen:
         raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
                             "computation it hides yourself, step by step.")
+    for i, arg, before in given:
+        if arg.shape != before.shape or not torch.equal(arg.detach().nan_to_num(), before.nan_to_num()):
+            raise ExerciseError(f"{what} changed {_argument(fn, i)}, a tensor it was given, in place (x -= ..., "
+                                "x /= ..., masked_fill_ or x[...] = ... on an input): the caller's tensor changes "
+                                "too. Compute a new tensor instead (x = x - ..., masked_fill without the "
+                                "underscore, or work on x.clone()).")
     if time.perf_counter() - start > limit:
         raise ExerciseError(f"{what} took more than {limit:.0f} s on a tiny input. Is there a loop over every "
                             "entry of a large tensor?")
     return out
+
+
+def _argument(fn: Callable, i: int) -> str:
+    """The name of ``fn``'s i-th parameter, for a message ("`C`"), or "its argument 2" when it has none."""
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return f"`{names[i]}`"
+    except (TypeError, ValueError, IndexError):
+        return f"its argument {i + 1}"
 
 
 def as_tensor(out: Any, what: str) -> torch.Tensor:

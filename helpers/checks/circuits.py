@@ -39,6 +39,10 @@ def check_head_circuits(fn) -> bool:
                                 f"{'None' if out is None else type(out).__name__}.")
         qk, ov = out
         square = (d_model, d_model)
+        if all(isinstance(m, torch.Tensor) and tuple(m.shape) == square for m in out) and \
+                _close(qk, OV) and _close(ov, QK):
+            raise ExerciseError(f"{what} returns the two circuits in the wrong order: (W_QK, W_OV) is asked for, "
+                                "W_QK = W_Q^T W_K first.")
         if isinstance(qk, torch.Tensor) and tuple(qk.shape) == (d_head, d_head):
             raise ExerciseError(f"W_QK from {what} has shape (d_head, d_head) = {(d_head, d_head)}: that is "
                                 "W_Q W_K^T (or W_K W_Q^T). The circuit acts on the stream, x_i^T W_QK x_j with "

@@ -20,11 +20,15 @@ def _layer(x, W_Q, W_K, W_V, W_O, *, scale=None, mask=True, transpose_A=False):
     return W_O @ _results(x, W_Q, W_K, W_V, scale=scale, mask=mask, transpose_A=transpose_A)
 
 
-def _results(x, W_Q, W_K, W_V, *, scale=None, mask=True, transpose_A=False):
+def _results(x, W_Q, W_K, W_V, *, scale=None, mask=True, transpose_A=False, over_queries=False):
     """r^h for every head (H, d_head, n)."""
     q, k, v = W_Q @ x, W_K @ x, W_V @ x
     S = q.mT @ k / (math.sqrt(W_Q.shape[-2]) if scale is None else scale)
-    A = att.softmax_star(S, mask=mask)
+    if over_queries:                                   # the softmax down each column (dim -2) instead of each row
+        n = S.shape[-1]
+        A = softmax(S.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf), dim=-2)
+    else:
+        A = att.softmax_star(S, mask=mask)
     return v @ (A if transpose_A else A.mT)
 
 
@@ -50,6 +54,10 @@ def check_attention_layer(fn) -> bool:
             raise ExerciseError(f"{what} returned one output per head (H, d_model, n); the layer's output is "
                                 "their sum, o = sum_h W_O^h r^h (d_model, n).")
         expect_shape(out, (d_model, n), what, "o lives in the residual stream: (d_model, n).")
+        if out.is_floating_point() and bool(torch.isnan(out).any()) and n > 1:
+            raise ExerciseError(f"{what} contains NaN: a whole row of scores became -inf (0/0 in the softmax). "
+                                "Only keys *after* the query are hidden (j > i); every token may look at itself, "
+                                "so keep the diagonal: triu(..., diagonal=1), as in exercise 4.2.")
         out = expect_real(out, what)
         if close(out, right):
             loop = python_loop(fn)
@@ -75,6 +83,9 @@ def check_attention_layer(fn) -> bool:
                     "the heads' blocks side by side: W_O.permute(1, 0, 2).reshape(d_model, H * d_head), or sum "
                     "W_O^h r^h over h.",
              W_O.reshape(d_model, H * d_head) @ _results(x, W_Q, W_K, W_V).reshape(H * d_head, n)),
+            (n > 1, "the softmax runs down each column (over the queries, dim -2); each *row* — one query's "
+                    "weights over the keys — must sum to 1: softmax over dim -1.",
+             (W_O @ _results(x, W_Q, W_K, W_V, over_queries=True)).sum(0)),
             (n > 1, "rows and columns of A are swapped: r^h = v^h (A^h)^T, because token i's result uses row i "
                     "of A (in einsum: A's *first* index is the query, the same index as r's column).",
              _layer(x, W_Q, W_K, W_V, W_O, transpose_A=True).sum(0)),

@@ -39,43 +39,79 @@ SCORE_HELPERS = ("helpers.interp.scores.induction_score", "helpers.interp.scores
 @exercise(answered_by=SCORE_HELPERS)
 def check_induction_score(fn) -> bool:
     """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score. The helpers that
-    compute it (or its key mask) in one call are refused."""
+    compute it (or its key mask) in one call are refused. A mistake is named when it explains the answer on every
+    test case (two mistakes can give the same numbers on one case)."""
     what = "induction_score(A, tokens)"
+    runs = []
     for seed in range(4):
-        A, tokens = _case(seed, n_heads=3 + seed % 2, n=12 + seed)
+        A, tokens = _case(seed, n_heads=3 + seed % 2, n=12 + seed, n_vocab=5 + 4 * (seed % 2))  # 9: unique tokens
+        if seed % 2:
+            tokens[-1] = 9      # a last token that occurs nowhere else: it has no induction key, past or future
         right = induction_score(A, tokens)
         out = call(fn, A, tokens, what=what, forbid=SCORE_HELPERS)
         if isinstance(out, torch.Tensor) and out.numel() == 1 and right.numel() > 1:
             raise ExerciseError(f"{what} returned one number; it should score every head: shape ({len(A)},). "
                                 "Average over queries (and keys), not over heads.")
         out = tensor_result(out, tuple(right.shape), what, "One score per head: A is (n_heads, n, n).")
-        if _close(out, right):
-            continue
-        n = tokens.shape[-1]
-        shifted = torch.zeros(n, n, dtype=torch.bool)  # keys j with t_{j+1} = t_i: one position too early
-        shifted[:, :-1] = tokens[:, None] == tokens[None, 1:]
-        rolled = tokens[:, None] == tokens.roll(-1)[None, :]  # the same with torch.roll (the last key wraps round)
-        too_early = [keys & torch.ones(n, n, dtype=torch.bool).tril(diagonal)   # with or without the diagonal,
-                     for keys in (shifted, rolled) for diagonal in (0, -1)]        # as hint 1's tril() or not
-        all_rows = (A * induction_mask(tokens)).sum(-1).mean(-1)  # mean over every query, even those with no such key
-        if _close(out, duplicate_token_score(A, tokens)):
-            raise ExerciseError(f"{what} measures attention to earlier copies of the query's own token — that is a "
-                                "duplicate-token head. An induction head attends to the token *after* an earlier "
-                                "copy: key j with t_(j-1) = t_i.")
-        if _close(out, previous_token_score(A)):
-            raise ExerciseError(f"{what} is the previous-token score (key j = i - 1). The induction keys depend on "
-                                "the tokens: j such that t_(j-1) = t_i.")
-        if any(keys.any() and _close(out, pattern_score(A, keys)) for keys in too_early):
-            raise ExerciseError(f"{what} looks one position too early: key j with t_(j+1) = t_i is the token "
-                                "*before* an earlier copy. Shift by one: t_(j-1) = t_i.")
-        if _close(out, all_rows):
-            raise ExerciseError(f"{what} averages over every query, also those whose token never occurred before "
-                                "(they have no induction key and count as 0). Average only over queries that have "
-                                "at least one induction key.")
-        raise ExerciseError(f"{what} gives {[round(v, 4) for v in out.tolist()]} on a test case where the scores are "
-                            f"{[round(v, 4) for v in right.tolist()]}. For each query i, sum A[h, i, j] over keys "
-                            "j <= i with t_(j-1) = t_i; average over the queries that have such a key.")
-    return passed(f"{what} matches helpers.interp.scores.induction_score on 4 random patterns.")
+        runs.append((A, tokens, out, right))
+    wrong = [run for run in runs if not _close(run[2], run[3])]
+    if not wrong:
+        return passed(f"{what} matches helpers.interp.scores.induction_score on 4 random patterns.")
+    for message, score in _INDUCTION_MISTAKES:
+        if all(_close(out, score(A, tokens)) for A, tokens, out, _ in wrong):
+            raise ExerciseError(f"{what} {message}")
+    A, tokens, out, right = wrong[0]
+    raise ExerciseError(f"{what} gives {[round(v, 4) for v in out.tolist()]} on a test case where the scores are "
+                        f"{[round(v, 4) for v in right.tolist()]}. For each query i, sum A[h, i, j] over keys "
+                        "j <= i with t_(j-1) = t_i; average over the queries that have such a key.")
+
+
+def _shifted_keys(tokens: torch.Tensor, diagonal: int, roll: bool) -> torch.Tensor:
+    """Keys j with t_(j+1) = t_i (one position too early), as the usual ways of writing it give them."""
+    n = tokens.shape[-1]
+    if roll:
+        keys = tokens[:, None] == tokens.roll(-1)[None, :]   # torch.roll: the last key wraps round
+    else:
+        keys = torch.zeros(n, n, dtype=torch.bool)
+        keys[:, :-1] = tokens[:, None] == tokens[None, 1:]
+    return keys & torch.ones(n, n, dtype=torch.bool).tril(diagonal)
+
+
+def _score_or_nan(A: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """pattern_score, or NaN when no query has such a key (then no answer can match it)."""
+    return pattern_score(A, keys) if bool(keys.any()) else torch.full((A.shape[0],), math.nan)
+
+
+def _every_j(tokens: torch.Tensor) -> torch.Tensor:
+    """t_(j-1) = t_i for every key j, past or future (the mask without tril())."""
+    n = tokens.shape[-1]
+    keys = torch.zeros(n, n, dtype=torch.bool)
+    keys[:, 1:] = tokens[:, None] == tokens[None, :-1]
+    return keys
+
+
+_INDUCTION_MISTAKES = [
+    ("measures attention to earlier copies of the query's own token — that is a duplicate-token head. An induction "
+     "head attends to the token *after* an earlier copy: key j with t_(j-1) = t_i.",
+     lambda A, t: duplicate_token_score(A, t)),
+    ("is the previous-token score (key j = i - 1). The induction keys depend on the tokens: j such that "
+     "t_(j-1) = t_i.", lambda A, t: previous_token_score(A)),
+    *[("looks one position too early: key j with t_(j+1) = t_i is the token *before* an earlier copy. Shift by "
+       "one: t_(j-1) = t_i.", lambda A, t, d=d, r=r: _score_or_nan(A, _shifted_keys(t, d, r)))
+      for r in (False, True) for d in (0, -1)],                      # hint 1's tril() or tril(-1); slicing or roll
+    ("averages over every query, also those whose token never occurred before (they have no induction key and "
+     "count as 0). Average only over queries that have at least one induction key.",
+     lambda A, t: (A * induction_mask(t)).sum(-1).mean(-1)),
+    ("also counts keys after the query (j > i): A gives them no weight, but they make a query look as if it had "
+     "an induction key when it has none, and the average takes it in. Keep only j <= i: "
+     "& torch.ones(n, n, dtype=torch.bool).tril().", lambda A, t: _score_or_nan(A, _every_j(t))),
+    ("leaves out key j = i: when t_(i-1) = t_i (a token repeated at once), the query's own position follows an "
+     "earlier copy too. Keep j <= i: tril() with the diagonal (diagonal=0).",
+     lambda A, t: _score_or_nan(A, induction_mask(t) & torch.ones(t.shape[-1], t.shape[-1], dtype=torch.bool)
+                                .tril(-1))),
+    ("reads A the wrong way round: A[h, i, j] is query i's weight on key j (row = query). Sum over the last index, "
+     "the keys.", lambda A, t: pattern_score(A.mT, induction_mask(t))),
+]
 
 
 def _random_two_layer_model():
@@ -102,13 +138,14 @@ def check_loss_without(fn) -> bool:
     from helpers.induction import probe_tokens
 
     what = "loss_on_repeat_without(model, tokens, heads)"
-    model, tokens = _random_two_layer_model(), probe_tokens(32, batch=3, seed=2024)
+    model, long = _random_two_layer_model(), probe_tokens(32, batch=3, seed=2024)
     H = model.cfg.n_heads
-    cases = [[]] + [[(layer, h)] for layer in range(model.cfg.n_layers) for h in range(H)]
-    cases.append([(1, h) for h in range(H)])
-    half = tokens.shape[-1] // 2
-    clean = per_position_loss(model, tokens)[:, half:].mean().item()
-    for heads in cases:
+    cases = [(long, [])] + [(long, [(layer, h)]) for layer in range(model.cfg.n_layers) for h in range(H)]
+    cases.append((long, [(1, h) for h in range(H)]))
+    cases.append((probe_tokens(22, batch=2, seed=2025), [(0, 1)]))   # halves of 11, not 16: a half written in shows
+    for tokens, heads in cases:
+        half = tokens.shape[-1] // 2
+        clean = per_position_loss(model, tokens)[:, half:].mean().item()
         out = call(fn, model, tokens, heads, what=what, forbid=("helpers.induction.repeat_loss",))
         out = number_result(out, what)
         with ablated(model, heads=heads):
@@ -130,9 +167,14 @@ def check_loss_without(fn) -> bool:
             raise ExerciseError(f"{what} measured the first half (nothing to copy there); the repeat is the second.")
         if abs(out - loss.mean(0)[half:].sum().item()) < 1e-3 or abs(out - loss[:, half:].sum().item()) < 1e-3:
             raise ExerciseError(f"{what} sums the losses; the mean loss per prediction is asked for (nats per token).")
+        if tokens is not long:
+            raise ExerciseError(f"{what} is right on sequences of 2 x 16 tokens but not on 2 x 11 (heads = {heads}: "
+                                f"{out:.3f}, expected {right:.3f}): is the half length written into the code? Take "
+                                "it from the tokens: half = tokens.shape[-1] // 2.")
         raise ExerciseError(f"{what} with heads = {heads} gives {out:.3f}; expected {right:.3f}: the mean of "
                             "per_position_loss(model, tokens)[:, half:] with those heads zero-ablated.")
-    return passed(f"{what} is right with no head, each of the {len(cases) - 2} heads and a whole layer ablated.")
+    return passed(f"{what} is right with no head, each of the {len(cases) - 3} heads and a whole layer ablated, "
+                  "on repeats of two lengths.")
 
 
 # Exercise 9.3 is graded on shipped models, not on the one the learner's notebook trained: a model trained live
@@ -196,6 +238,13 @@ def check_confident_mistake(fn, model=None) -> bool:
         encode(truth)
     except ValueError as e:
         raise ExerciseError(str(e)) from None
+    flat = ids.flatten().tolist()
+    copies = {ALPHABET[flat[k + 1]] for k in range(len(flat) - 1) if flat[k] == flat[-1]}
+    if not copies:
+        raise ExerciseError(f"In {text!r} the last token {ALPHABET[flat[-1]]!r} occurs nowhere earlier, so there is "
+                            "nothing for an induction head to copy: whatever the model guesses, it is not copying "
+                            "'what came next last time'. Put the last token earlier in the text, followed by the "
+                            "token you want the model to copy.")
     seen = [_mistake(m, ids) for m in references]
     lines = "\n".join(f"  copy {i + 1} (seed {name[-1]}): {m.describe()}" for i, (name, m) in
                       enumerate(zip(REFERENCE_MODELS, seen)))
@@ -207,13 +256,18 @@ def check_confident_mistake(fn, model=None) -> bool:
             how += f"\n  your `model` (trained in this notebook, not graded): {own.describe()}"
         except Exception:  # the learner's model is only reported; a broken one must not hide the verdict
             pass
-    fooled = sum(m.fooled(truth) for m in seen)
+    fooled = sum(m.fooled(truth) and m.guess in copies for m in seen)   # fooled by a copy, not by anything else
     if fooled >= FOOLED_NEEDED:
         return passed(f"After {text!r} (the truth is {truth!r}) {fooled} of the {len(seen)} copies make a confident "
                       f"mistake that their induction heads cause.\n{how}")
     right = sum(m.guess == truth for m in seen)
     unsure = sum(m.guess != truth and m.p <= 0.5 for m in seen)
-    if right >= FOOLED_NEEDED:
+    not_copied = sum(m.fooled(truth) and m.guess not in copies for m in seen)
+    if not_copied and fooled + not_copied >= FOOLED_NEEDED:
+        why = (f"After {text!r} the model's confident wrong guess is not one of the tokens that followed an earlier "
+               f"{ALPHABET[flat[-1]]!r} ({', '.join(map(repr, sorted(copies)))}), so it is not a copy. Make the "
+               "token you want copied follow the earlier occurrences of the last token.")
+    elif right >= FOOLED_NEEDED:
         why = (f"After {text!r} the model predicts {truth!r} — it is right. Build a sequence where copying from an "
                "earlier occurrence gives the wrong answer.")
     elif right + unsure >= FOOLED_NEEDED:

@@ -16,6 +16,10 @@ _FORBID_NORMALIZE = ("helpers.model.layernorm.normalize", "helpers.model.layerno
                      "torch.nn.functional.layer_norm")
 
 
+COLUMN_HINTS = {"must match the size": "gamma and beta hold one number per row (d_model,): to scale every position's "
+                                       "column, use them as columns, gamma[:, None] and beta[:, None]."}
+
+
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
     return bool(torch.isfinite(a).all()) and close(a, b, atol=tol, rtol=1e-5)
 
@@ -30,7 +34,8 @@ def check_layer_norm(fn: Callable) -> bool:
     beta = torch.randn(d_model, generator=g)
     eps = 1e-5
     what = "your layer_norm(x, gamma, beta, eps)"
-    out = as_tensor(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, what=what, forbid=_FORBID_NORMALIZE), what)
+    opts = dict(what=what, forbid=_FORBID_NORMALIZE, hints=COLUMN_HINTS)
+    out = as_tensor(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, **opts), what)
     expect_shape(out, (d_model, n), what, "LayerNorm keeps the shape of x: one normalised column per position.")
     want = layer_norm(x, gamma, beta, eps)
     if _close(out, want):
@@ -38,7 +43,7 @@ def check_layer_norm(fn: Callable) -> bool:
         x2 = torch.tensor([[0.02, 3.0, -1.0], [-0.03, -2.0, 4.0], [0.05, 1.0, 0.5], [-0.04, 0.5, -3.0],
                            [0.0, -2.5, 2.0]])
         g2, b2, eps2 = torch.tensor([1.0, 2.0, 0.5, 1.5, 1.0]), torch.tensor([0.0, 1.0, -1.0, 0.5, 0.0]), 0.01
-        out2 = as_tensor(call(fn, x2.clone(), g2.clone(), b2.clone(), eps2, what=what, forbid=_FORBID_NORMALIZE),
+        out2 = as_tensor(call(fn, x2.clone(), g2.clone(), b2.clone(), eps2, **opts),
                          what)
         expect_shape(out2, (5, 3), what, "LayerNorm keeps the shape of x, whatever d_model and n are.")
         if not _close(out2, layer_norm(x2, g2, b2, eps2)):
@@ -55,7 +60,7 @@ def check_layer_norm(fn: Callable) -> bool:
             raise ExerciseError(f"{what} is right on the first test but not on a (5, 3) input with eps = 0.01: is "
                                 "a size or the value of eps written into the code instead of taken from x and eps?")
         const = torch.ones(d_model, 2) * 5.0  # a column whose entries are all equal: sigma = 0
-        c_out = as_tensor(call(fn, const, gamma, beta, eps, what=what, forbid=_FORBID_NORMALIZE), what)
+        c_out = as_tensor(call(fn, const, gamma, beta, eps, **opts), what)
         if not torch.isfinite(c_out).all():
             raise ExerciseError("Right on ordinary input, but a column whose entries are all equal gives NaN or inf: "
                                 "sigma is 0 there. Divide by sqrt(variance + eps), with eps inside the square root.")
@@ -100,8 +105,11 @@ def check_std_after(fn: Callable) -> bool:
     """fn(var, eps) with var a tensor of variances (any shape) -> the standard deviation of normalize(x) for a
     column x of that (biased) variance: sqrt(var / (var + eps)), 0 for a constant column."""
     what = "your std_after(var, eps)"
+    opts = dict(what=what, forbid=_FORBID_NORMALIZE,
+                hints={"converted to": "math.sqrt takes one number, and var is a tensor of them: use torch.sqrt "
+                                       "(or ** 0.5), which works on every entry."})
     var = torch.tensor([0.0, 1e-8, 1e-6, 1e-5, 1.2e-4, 3e-3, 1.0, 250.0], dtype=torch.float64)
-    out = call(fn, var.clone(), 1e-5, what=what, forbid=_FORBID_NORMALIZE)
+    out = call(fn, var.clone(), 1e-5, **opts)
     out = as_tensor(out, what)
     if out.numel() == 1 and var.numel() > 1:
         raise ExerciseError(f"{what} returned one number for {var.numel()} variances: compute it entry by entry "
@@ -113,7 +121,7 @@ def check_std_after(fn: Callable) -> bool:
     got = expect_real(out, what)
     for eps in (1e-5, 1e-2):
         want = torch.sqrt(var / (var + eps))
-        got = expect_real(as_tensor(call(fn, var.clone(), eps, what=what, forbid=_FORBID_NORMALIZE), what), what)
+        got = expect_real(as_tensor(call(fn, var.clone(), eps, **opts), what), what)
         if got.shape != var.shape:
             expect_shape(got, tuple(var.shape), what)
         if close(got, want, rtol=1e-4, atol=1e-6):
@@ -167,18 +175,31 @@ def check_layer_norm_grad(fn: Callable) -> bool:
     beta = torch.randn(d_model, generator=gen).double()
     g = torch.randn(d_model, n, generator=gen).double()
     what = "your layer_norm_grad(x, gamma, eps, g)"
-    out = call(fn, x.clone(), gamma.clone(), eps, g.clone(), what=what, forbid=_FORBID_AUTOGRAD)
+    opts = dict(what=what, forbid=_FORBID_AUTOGRAD, hints=COLUMN_HINTS)
+    out = call(fn, x.clone(), gamma.clone(), eps, g.clone(), **opts)
     got = tensor_result(out, (d_model, n), what, "dL/dx has the shape of x: one column per position.")
     want = _ln_reference(x, gamma, beta, eps, g)
     if close(got, want, rtol=1e-4, atol=1e-6):
         # a second case: other sizes, a large input, gamma with negative entries
         x2 = torch.randn(5, 4, generator=gen).double() * 30 - 7
         gamma2, g2 = torch.randn(5, generator=gen).double(), torch.randn(5, 4, generator=gen).double()
-        got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), what=what, forbid=_FORBID_AUTOGRAD),
+        got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), **opts),
                              (5, 4), what)
         if not close(got2, _ln_reference(x2, gamma2, torch.zeros(5), eps, g2), rtol=1e-4, atol=1e-6):
             raise ExerciseError(f"{what} is right on the first test but not on a (5, 4) input of size ~30 with some "
                                 "negative gamma: is a size or a value of the first case written into the code?")
+        # a third case where eps shows: eps = 0.1 and a column of variance about 0.001
+        x3 = torch.tensor([[0.02, 1.0], [-0.03, -2.0], [0.05, 0.5], [-0.04, 3.0]], dtype=torch.float64)
+        gamma3, g3 = torch.tensor([1.0, -0.5, 2.0, 0.7], dtype=torch.float64), torch.randn(4, 2, generator=gen).double()
+        got3 = tensor_result(call(fn, x3.clone(), gamma3.clone(), 0.1, g3.clone(), **opts),
+                             (4, 2), what)
+        if not close(got3, _ln_reference(x3, gamma3, torch.zeros(4), 0.1, g3), rtol=1e-4, atol=1e-6):
+            fixed = close(got3, _ln_reference(x3, gamma3, torch.zeros(4), eps, g3), rtol=1e-4, atol=1e-6)
+            none = close(got3, _ln_reference(x3, gamma3, torch.zeros(4), 0.0, g3), rtol=1e-3, atol=1e-4)
+            raise ExerciseError(f"{what} is wrong with eps = 0.1 on a column of variance about 0.001, where eps "
+                                "matters: " + ("eps is written into the code (1e-5) instead of the eps it is given."
+                                               if fixed else "eps is left out of sigma." if none else
+                                               "sigma = sqrt(variance + eps), with the eps it is given."))
         return passed("layer_norm_grad is right, and equals autograd's: dL/dx = (h - mean(h) - x_hat mean(h x_hat)) "
                       "/ sigma with h = gamma * g, column by column.")
     mu = x.mean(0, keepdim=True)

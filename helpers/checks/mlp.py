@@ -54,6 +54,16 @@ def check_mlp(fn: Callable) -> bool:
             (W_2 @ torch.relu(W_1 @ x) + col(b_2), "b_1 is missing: z = ReLU(W_1 x + b_1)."),
             (W_2 @ z, "b_2 is missing: m = W_2 z + b_2."),
             (W_2 @ torch.relu(W_1 @ x), "Both biases are missing: add b_1 before the ReLU and b_2 at the end."),
+            (W_2 @ (torch.relu(W_1 @ x) + col(b_1)) + col(b_2),
+             "b_1 is added after the ReLU; it goes inside: z = ReLU(W_1 x + b_1), so the bias moves where each "
+             "neuron starts to fire."),
+            (W_2 @ torch.nn.functional.gelu(pre) + col(b_2),
+             "That is GELU (GPT-2's choice, shown beside ReLU in this notebook); this exercise follows the post: "
+             "z = ReLU(W_1 x + b_1), max(0, .) entry by entry."),
+            (W_2 @ torch.sigmoid(pre) + col(b_2),
+             "That is a sigmoid; the post's MLP uses ReLU: z = max(0, W_1 x + b_1), entry by entry."),
+            (W_2 @ torch.tanh(pre) + col(b_2),
+             "That is tanh; the post's MLP uses ReLU: z = max(0, W_1 x + b_1), entry by entry."),
         ]
         for wrong, message in mistakes:
             if close(out, wrong, atol=1e-4, rtol=1e-5):

@@ -9,7 +9,8 @@ from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise,
 # the one-call answers: the series' helper and torch's own functions (base.call's profiler does not see
 # the method x.softmax(0): a bound built-in method is a new object at every call)
 SOFTMAXES = ("helpers.softmax.softmax", "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
-             "torch.Tensor.softmax")
+             "torch.Tensor.softmax", "torch.log_softmax", "torch.nn.functional.log_softmax",
+             "torch.special.log_softmax", "torch.Tensor.log_softmax")   # log_softmax(x).exp() is softmax too
 
 
 @exercise(answered_by=("helpers.softmax.softmax",))

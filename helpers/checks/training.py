@@ -16,12 +16,22 @@ SEED = 808  # the hidden seed of the check's model and batches
 CFG = Config(n_vocab=23, d_model=12, n_ctx=6, n_layers=1, n_heads=3, d_head=4, d_mlp=20, layernorm=True)
 
 
+class _GivenAdamW(AdamW):
+    """The series' AdamW with torch's ``param_groups`` to read: a right answer may look the learning rate up there
+    (``optimizer.param_groups[0]["lr"]``), as torch's optimizers allow. Read-only: the step uses ``lr`` itself."""
+
+    @property
+    def param_groups(self) -> list[dict]:
+        return [{"params": self.params, "lr": self.lr, "betas": self.betas, "eps": self.eps,
+                 "weight_decay": self.weight_decay}]
+
+
 def _model_and_optimizer():
     from helpers.train import fresh_model
 
     model = fresh_model(CFG, seed=SEED)
     model.train()
-    return model, AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    return model, _GivenAdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
 
 
 def _reference_step(model, optimizer, batch) -> float:
@@ -80,6 +90,17 @@ def check_train_step(fn: Callable) -> bool:
                 same_pos = float(F.cross_entropy(logits, batch[:, :-1]))
                 total = want * batch[:, 1:].numel()
                 flat = float(F.cross_entropy(logits.reshape(-1, CFG.n_vocab), batch[:, 1:].reshape(-1)))
+                swapped = float(F.cross_entropy(fresh(batch[:, 1:]), batch[:, :-1]))   # inputs and targets swapped
+                wrong_axis = float(-torch.log_softmax(logits, dim=-1).gather(1, batch[:, None, 1:]).mean())
+            if abs(got - wrong_axis) < 1e-4 * max(1.0, wrong_axis) and step == 1:
+                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: the softmax runs over the "
+                                    "positions (dim -1). The logits are (batch, n_vocab, n), the vocabulary on dim 1 "
+                                    "(the post's columns): log_softmax(logits, dim=1), or F.cross_entropy, which "
+                                    "takes that layout as it is.")
+            if abs(got - swapped) < 1e-4 * max(1.0, swapped) and step == 1:
+                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: the inputs and the targets "
+                                    "are swapped. The model reads batch[:, :-1] (every token but the last) and "
+                                    "guesses batch[:, 1:] (every token but the first).")
             if abs(got - flat) < 1e-4 * max(1.0, flat) and step == 1:
                 raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: reshape(-1, n_vocab) "
                                     "mixes up the logits. In this series the model returns (batch, n_vocab, n) — "

@@ -162,10 +162,12 @@ def model_map_svg(parts=(), faint=(), title: str = "Where this sits in the model
                 f'stroke-width="{7 if on else 5}" stroke-opacity="0.6" marker-end="url(#{uid}-head)"/>'
                 f'<text x="208" y="{STREAM_Y - 7}" font-size="10" fill="{INK}">x⁽⁰⁾</text></g>')
     if "bigram" not in m:
+        steps = ("x⁽⁰⁾, read directly by the unembedding (no block yet)" if "layers" in f else
+                 "x⁽⁰⁾, then x⁽¹⁾ and x⁽²⁾ after each block’s two adds")
         body.append(f'<text x="441" y="{STREAM_Y + 62}" text-anchor="middle" font-size="11" '
                     f'fill="{MARK_TEXT if on else INK}" font-weight="{"bold" if on else "normal"}">'
                     f'{"this notebook: " if on else ""}the residual stream (the wide line), one vector per token: '
-                    f'x⁽⁰⁾, then x⁽¹⁾ and x⁽²⁾ after each block’s two adds</text>')
+                    f'{steps}</text>')
     else:  # notebook 01: a table from the last token straight to the probabilities, under everything
         body.append(f'<polyline points="56,{STREAM_Y + 22} 56,{STREAM_Y + 50} 858,{STREAM_Y + 50} '
                     f'858,{STREAM_Y + 26}" fill="none" stroke="{MARK_STROKE}" stroke-width="3" '
