@@ -326,6 +326,8 @@ def with_the_helper(model, ids, h, target):
     (lambda model, ids, h, target: torch.softmax(model.unembed.W_U @ by_hand(model.run_with_cache(ids)[1], h), 0),
      "whole distribution"),
     (without(lambda c, h: by_hand(c, h) * 1.5), "model gives"),
+    (lambda model, ids, h, target: float(torch.log_softmax(model.unembed.W_U @ by_hand(model.run_with_cache(ids)[1], h),
+                                                           0)[target]), "log-probability"),
     (with_the_helper, "calls helpers.interp.ablation.ablated, which"),
     (lambda *a: "0.5", "should be a number"),
     (todo, "not written yet"),

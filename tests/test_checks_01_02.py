@@ -195,6 +195,8 @@ def by_autograd(logits, targets):
     (with_grad(lambda p, oh, n, x: (oh - p) / n), "wrong sign"),
     (with_grad(lambda p, oh, n, x: p - oh), "n times too large"),
     (with_grad(lambda p, oh, n, x: p / n), "without subtracting the one-hot"),
+    (with_grad(lambda p, oh, n, x: (p - oh) / x.shape[0]), "divides by n_vocab"),
+    (with_grad(lambda p, oh, n, x: -oh / p / n), "with respect to the probabilities"),
     (with_grad(lambda p, oh, n, x: (torch.softmax(x, 1) - oh) / n), r"\*row\*"),
     (lambda x, t: (stable_softmax(x) - torch.nn.functional.one_hot(t, x.shape[0])) / x.shape[1], "in rows"),
     (with_grad(lambda p, oh, n, x: (p - oh) / n + 0.01), "differs from autograd"),

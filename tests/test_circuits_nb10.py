@@ -79,6 +79,10 @@ def test_k_composition_check_passes_the_frobenius_ratio():
     (lambda M, W: torch.linalg.matrix_norm(M @ W, ord=2)
      / (torch.linalg.matrix_norm(M, ord=2) * torch.linalg.matrix_norm(W, ord=2)), "spectral"),
     (lambda M, W: 0.5, "Frobenius"),
+    (lambda M, W: torch.linalg.matrix_norm(M @ W) ** 2 / (torch.linalg.matrix_norm(M) ** 2
+                                                        * torch.linalg.matrix_norm(W) ** 2), "squares the norms"),
+    (lambda M, W: torch.linalg.matrix_norm(M * W) / (torch.linalg.matrix_norm(M) * torch.linalg.matrix_norm(W)),
+     "entry by entry"),
     (lambda M, W: "high", "should be a number"),
     (lambda M, W: torch.ones(2), "one number"),
     (lambda M, W: None, "should be a number, got NoneType"),

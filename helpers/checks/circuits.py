@@ -102,6 +102,13 @@ def check_k_composition(fn) -> bool:
         if abs(out - _frobenius_ratio(W_QK.T, W_OV)) < 1e-4:
             raise ExerciseError(f"{what} uses W_QK^T W_OV: that is Q-composition (the query side reads). For K, the "
                                 "earlier head's output enters on the key side: W_QK W_OV.")
+        norm = torch.linalg.matrix_norm
+        if abs(out - float(norm(W_QK @ W_OV) ** 2 / (norm(W_QK) ** 2 * norm(W_OV) ** 2))) < 1e-4:
+            raise ExerciseError(f"{what} squares the norms; the score is the plain ratio "
+                                "||W_QK W_OV||_F / (||W_QK||_F ||W_OV||_F).")
+        if abs(out - float(norm(W_QK * W_OV) / (norm(W_QK) * norm(W_OV)))) < 1e-4:
+            raise ExerciseError(f"{what} multiplies entry by entry (W_QK * W_OV); the composition is the matrix "
+                                "product, W_QK @ W_OV: what the earlier head writes, read by the later head's keys.")
         spectral = float(torch.linalg.matrix_norm(W_QK @ W_OV, ord=2)
                          / (torch.linalg.matrix_norm(W_QK, ord=2) * torch.linalg.matrix_norm(W_OV, ord=2)))
         if abs(out - spectral) < 1e-4:

@@ -144,6 +144,9 @@ def check_prob_without_head(fn, model) -> bool:
         if _near(p, right):
             continue
         if not 0 <= p <= 1:
+            if p < 0 and _near(p, math.log(right)):
+                raise ExerciseError(f"{what} returned {p:.4g}: that is ln p, a log-probability (log_softmax). "
+                                    "Return the probability itself, p = softmax(W_U x1_n)[target].")
             raise ExerciseError(f"{what} returned {p:.4g}, which is not a probability. Did you return a logit? "
                                 "p = softmax(W_U x1_n) over the vocabulary, then take entry `target`.")
         wrong = {

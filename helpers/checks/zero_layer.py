@@ -54,6 +54,14 @@ def check_logit_grad(fn) -> bool:
         if n > 1 and close(out, want * n, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} is n times too large {where}: the loss is the *mean* over the n "
                                 "positions, so each column of the gradient carries a factor 1/n.")
+        if n_vocab != n and close(out, (p - onehot) / n_vocab, atol=1e-5, rtol=1e-5):
+            raise ExerciseError(f"{what} divides by n_vocab {where}; the loss is the mean over the n positions "
+                                "(the columns), so divide by n = logits.shape[1].")
+        dp = -onehot / p.clamp(min=1e-300)
+        if close(out, dp / n, atol=1e-5, rtol=1e-5) or close(out, dp, atol=1e-5, rtol=1e-5):
+            raise ExerciseError(f"{what} is the gradient with respect to the probabilities p (d(-ln p)/dp = -1/p) "
+                                f"{where}. The exercise asks for the logits: through the softmax, that becomes "
+                                "(p - one_hot) / n.")
         if close(out, p / n, atol=1e-5, rtol=1e-5) or close(out, p, atol=1e-5, rtol=1e-5):
             raise ExerciseError(f"{what} returns the probabilities without subtracting the one-hot target "
                                 f"{where}: the right token's entry is p - 1, every other token's is p.")
