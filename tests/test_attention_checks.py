@@ -260,7 +260,7 @@ def test_causal_attention_refuses_a_loop_over_the_tokens():
     (layer(scale=lambda W: 1.0), "forget to divide"),
     (layer(scale=lambda W: math.sqrt(W.shape[2])), r"sqrt\(d_model\)"),
     (layer(swap=True), "rows and columns of A are swapped"),
-    (layer(diagonal=0), "keep the diagonal"),
+    (layer(diagonal=0), "also hides the diagonal"),
     (layer(dim=-2), "runs down each column"),
     (lambda x0, W_Q, W_K, W_V, W_O: layer()(x0, W_Q, W_K, W_K, W_O), "values come from W_K"),
     (lambda x0, W_Q, W_K, W_V, W_O: W_O.reshape(W_O.shape[1], -1) @ layer_r(x0, W_Q, W_K, W_V).reshape(-1, x0.shape[1]),
@@ -377,3 +377,34 @@ def test_an_unwritten_exercise_is_reported_as_not_written_yet(check, args):
 
     with pytest.raises(NotWrittenYet, match="not written yet"):
         check(todo, *args)
+
+
+def test_an_answer_that_damages_the_model_is_refused_and_the_model_restored(attn1):
+    """Exercise 5.2 written by switching the head off in the weights and never switching it back."""
+    before = {k: v.clone() for k, v in attn1.state_dict().items()}
+
+    def zero_W_O(model, ids, h, target):
+        with torch.no_grad():
+            model.blocks[0].attn.W_O[h] = 0.0
+        return float(model.next_token_probs(ids)[target])
+
+    with pytest.raises(ExerciseError, match="changed the model's weights and did not put them back"):
+        checks.check_prob_without_head(zero_W_O, attn1)
+    assert all(torch.equal(v, before[k]) for k, v in attn1.state_dict().items())   # the learner's model is intact
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x0, W_Q, W_K: (W_Q @ x0).T @ (W_K @ x0) / math.sqrt(x0.shape[1]), r"divides by sqrt\(n\)"),
+])
+def test_all_scores_scale_by_the_wrong_axis_is_named(fn, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_all_scores(fn)
+
+
+def test_attention_layer_transpose_of_a_3d_tensor_is_explained():
+    def with_T(x0, W_Q, W_K, W_V, W_O):                  # .T on (H, d_head, n) reverses every axis
+        q, k, v = W_Q @ x0, W_K @ x0, W_V @ x0
+        return (W_O @ v @ att.softmax_star(q.T @ k / math.sqrt(W_Q.shape[1])).mT).sum(0)
+
+    with pytest.raises(ExerciseError, match=r"use \.mT or transpose\(-2, -1\)"):
+        checks.check_attention_layer(with_T)

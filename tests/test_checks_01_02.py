@@ -247,6 +247,23 @@ def test_train_zero_layer_right_answer():
     assert checks.check_train_zero_layer(train_zero_layer)
 
 
+def test_train_zero_layer_one_hot_without_num_classes_is_explained():
+    def no_num_classes(W_E, W_U, ids, steps, lr):
+        W_E, W_U = W_E.clone().requires_grad_(), W_U.clone().requires_grad_()
+        t = torch.nn.functional.one_hot(ids[:-1]).T.float()       # only max(ids) + 1 classes
+        for _ in range(steps):
+            loss = -torch.log_softmax(W_U @ W_E @ t, 0)[ids[1:], torch.arange(len(ids) - 1)].mean()
+            W_E.grad = W_U.grad = None
+            loss.backward()
+            with torch.no_grad():
+                W_E -= lr * W_E.grad
+                W_U -= lr * W_U.grad
+        return W_E.detach(), W_U.detach()
+
+    with pytest.raises(ExerciseError, match="give it num_classes"):
+        checks.check_train_zero_layer(no_num_classes)
+
+
 def test_train_zero_layer_with_an_sgd_optimizer_passes():
     def with_sgd(W_E, W_U, ids, steps, lr):
         W_E, W_U = W_E.clone().requires_grad_(), W_U.clone().requires_grad_()

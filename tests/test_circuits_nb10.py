@@ -23,6 +23,7 @@ def _circuits(W_Q, W_K, W_V, W_O):
 def test_head_circuits_check_passes_the_products():
     assert checks.check_head_circuits(_circuits)
     assert checks.check_head_circuits(lambda W_Q, W_K, W_V, W_O: [W_Q.mT @ W_K, (W_O @ W_V).double()])
+    assert checks.check_head_circuits(lambda W_Q, W_K, W_V, W_O: torch.stack([W_Q.mT @ W_K, W_O @ W_V]))
 
 
 @pytest.mark.parametrize("wrong, message", [

@@ -198,6 +198,18 @@ def _summed(model, tokens, heads):
         return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].sum())
 
 
+def _second_half_alone(model, tokens, heads):
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens[:, tokens.shape[-1] // 2:]).mean())
+
+
+def _zeroes_W_O(model, tokens, heads):
+    with torch.no_grad():
+        for layer, h in heads:
+            model.blocks[layer].attn.W_O[h] = 0.0
+    return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2:].mean())
+
+
 def _half_written_in(model, tokens, heads):
     with ablated(model, heads=heads):
         return float(per_position_loss(model, tokens)[:, 16:].mean())
@@ -218,6 +230,8 @@ def test_check_loss_without_passes_the_right_answer_also_as_a_tensor():
     (_from_the_repeats_first_token, "predicts the repeat's \\*first\\* token"), (_summed, "sums the losses"),
     (_by_the_helper, "calls helpers.induction.repeat_loss"),
     (_half_written_in, "half length written into the code"),
+    (_second_half_alone, "second half alone"),
+    (_zeroes_W_O, "did not put them back"),
     (lambda m, t, h: "a lot", "should be a number"), (lambda m, t, h: None, "should be a number, got NoneType"),
     (lambda m, t, h: float("nan"), "nan"), (lambda m, t, h: torch.zeros(3), "one number"),
     (lambda m, t, h: 1.0, "expected"), (lambda m, t, h: m.no_such_thing, "raised AttributeError"),

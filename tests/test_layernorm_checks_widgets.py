@@ -41,6 +41,16 @@ def test_wrong_answers_are_explained(wrong, message):
         check_layer_norm(wrong)
 
 
+@pytest.mark.parametrize("one_call, name", [
+    (lambda x, g, b, eps: torch.layer_norm(x.T, (x.shape[0],), g, b, eps).T, "torch.layer_norm"),
+    (lambda x, g, b, eps: torch.nn.functional.batch_norm(x, None, None, training=True, eps=eps) * g[:, None]
+     + b[:, None], "batch_norm"),
+])
+def test_layer_norm_refuses_other_one_call_norms(one_call, name):
+    with pytest.raises(ExerciseError, match=f"calls .*{name}, which does the whole exercise"):
+        check_layer_norm(one_call)
+
+
 def test_right_answer_and_unwritten():
     assert check_layer_norm(right)
 

@@ -15,12 +15,13 @@ from helpers.train import fresh_model
 @pytest.mark.parametrize("wrong, message", [
     (lambda x, W1, b1, W2, b2: W2 @ (W1 @ x + b1[:, None]) + b2[:, None], "no nonlinearity"),
     (lambda x, W1, b1, W2, b2: torch.relu(W2 @ torch.relu(W1 @ x + b1[:, None]) + b2[:, None]), "output m as well"),
-    (lambda x, W1, b1, W2, b2: x + mlp(x, W1, b1, W2, b2)[1], "returned x \\+ m"),
+    (lambda x, W1, b1, W2, b2: x + mlp_by_hand(x, W1, b1, W2, b2), "returned x \\+ m"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x) + b2[:, None], "b_1 is missing"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1[:, None]), "b_2 is missing"),
     (lambda x, W1, b1, W2, b2: torch.relu(W1 @ x + b1[:, None]), "hidden layer z"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1) + b2, "as a column"),
-    (lambda x, W1, b1, W2, b2: 2 * mlp(x, W1, b1, W2, b2)[1], "Not the MLP yet"),
+    (lambda x, W1, b1, W2, b2: 2 * mlp_by_hand(x, W1, b1, W2, b2), "Not the MLP yet"),
+    (lambda x, W1, b1, W2, b2: mlp(x, W1, b1, W2, b2)[1], "calls helpers.model.mlp.mlp"),
     (lambda x, W1, b1, W2, b2: W2 @ (torch.relu(W1 @ x) + b1[:, None]) + b2[:, None], "after the ReLU"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.nn.functional.gelu(W1 @ x + b1[:, None]) + b2[:, None], "That is GELU"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.sigmoid(W1 @ x + b1[:, None]) + b2[:, None], "a sigmoid"),
@@ -31,9 +32,13 @@ def test_wrong_answers_are_explained(wrong, message):
         check_mlp(wrong)
 
 
+def mlp_by_hand(x, W_1, b_1, W_2, b_2):
+    return W_2 @ torch.relu(W_1 @ x + b_1[:, None]) + b_2[:, None]
+
+
 def test_right_answer():
-    assert check_mlp(lambda *a: mlp(*a)[1])
-    assert check_mlp(lambda *a: mlp(*a)[1].double().tolist())        # another dtype and container: right too
+    assert check_mlp(mlp_by_hand)
+    assert check_mlp(lambda *a: mlp_by_hand(*a).double().tolist())   # another dtype and container: right too
 
 
 def test_facts_task_is_a_table_not_in_the_context():
@@ -85,6 +90,7 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: 6_212, "a number of the first written into the code"),   # the first config's count, hard-coded
     (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),     # = 2 d_model here: both named
     (lambda cfg, n: n - cfg.n_layers * cfg.d_mlp, "b_1 .* is missing"),
+    (lambda cfg, n: n - cfg.n_layers * 2 * cfg.d_model, "One LayerNorm per layer is missing"),
     # notebook 06's "4 d_model^2 per attention layer", wrong here since n_heads * d_head = 15 != d_model = 12
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.n_heads * cfg.d_head * cfg.d_model + cfg.n_layers * 4 * cfg.d_model ** 2,
      r"4 d_model\^2 per attention layer.*n_heads \* d_head = 3 \* 5 = 15 and d_model = 12"),
@@ -167,6 +173,14 @@ def _most_negative(model, prompt, answer):
     return effect.argsort()[:2].tolist()
 
 
+def _zeroes_W_2(model, prompt, answer):
+    """Switches neurons off in the weights and never back: the check's cached model must survive it."""
+    order = _ordered_until_flip(_direct_effect)(model, prompt, answer)
+    with torch.no_grad():
+        model.blocks[0].mlp.W_2[:, order] = 0.0
+    return order
+
+
 def test_fact_neurons_right_answers_pass():
     from helpers.checks.mlp import check_fact_neurons
 
@@ -189,12 +203,24 @@ def test_fact_neurons_right_answers_pass():
     (lambda m, p, a: torch.ones(64, dtype=torch.bool), "booleans"),
     (lambda m, p, a: "neuron 3", "list of neuron numbers"),
     (lambda m, p, a: 1 / 0, "raised ZeroDivisionError"),
+    (lambda m, p, a: [(0, j) for j in _ordered_until_flip(_direct_effect)(m, p, a)], r"\(layer, neuron\) pairs"),
+    (_zeroes_W_2, "changed the model's weights and did not put them back"),
 ])
 def test_fact_neurons_mistakes_are_explained(wrong, message):
     from helpers.checks.mlp import check_fact_neurons
 
     with pytest.raises(ExerciseError, match=message):
         check_fact_neurons(wrong)
+
+
+def test_fact_neurons_check_model_survives_a_damaging_answer():
+    from helpers.checks.mlp import _fact_model, check_fact_neurons
+
+    before = {k: v.clone() for k, v in _fact_model()[0].state_dict().items()}
+    with pytest.raises(ExerciseError, match="did not put them back"):
+        check_fact_neurons(_zeroes_W_2)
+    assert all(torch.equal(v, before[k]) for k, v in _fact_model()[0].state_dict().items())
+    assert check_fact_neurons(_ordered_until_flip(_direct_effect))      # and the right answer still passes
 
 
 def test_fact_neurons_unfilled_says_so_before_training():

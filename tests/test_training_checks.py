@@ -64,6 +64,22 @@ def _wrong_axis(model, optimizer, batch):
     return loss.item()
 
 
+def _last_only(model, optimizer, batch):
+    loss = F.cross_entropy(model(batch[:, :-1])[:, :, -1], batch[:, -1])
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def _zero_grad_between(model, optimizer, batch):
+    loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+    loss.backward()
+    optimizer.zero_grad()                     # clears the gradients the step needs
+    optimizer.step()
+    return loss.item()
+
+
 def reads_the_learning_rate(model, optimizer, batch):
     """A right answer that looks at the optimizer as torch's optimizers allow."""
     assert optimizer.param_groups[0]["lr"] > 0
@@ -88,6 +104,9 @@ def loss_after(model, optimizer, batch):
     (flattened_like_bTc, r"reshape\(-1, n_vocab\) mixes up the logits"),
     (_swapped, "inputs and the targets are swapped"),
     (_wrong_axis, r"softmax runs over the positions \(dim -1\)"),
+    (_last_only, "scores only the last position"),
+    (_zero_grad_between, r"zero_grad\(\) only after the step"),
+    (lambda m, o, b: F.cross_entropy(m(b[:, :-1]).transpose(1, 2), b[:, 1:]).item(), "classes on dim 1"),
     (lambda m, o, b: m(b), "n_ctx is 6"),
     (lambda m, o, b: None, "got NoneType"),
     (lambda m, o, b: float("nan"), "nan"),

@@ -226,6 +226,9 @@ def check_all_scores(fn) -> bool:
         if n > 1 and close(out, right.T):
             raise ExerciseError(f"{what} is transposed: row i must be query i (scores[i, j] = q_i^T k_j). "
                                 "k^T q has the keys in the rows.")
+        if n not in (1, d_head) and close(out, q.T @ k / math.sqrt(n)):
+            raise ExerciseError(f"{what} divides by sqrt(n), the number of tokens: q.shape[1] is n, one column per "
+                                "token. d_head is the number of rows, q.shape[0] (or W_Q.shape[0]).")
         guesses = {
             "did you forget to divide by sqrt(d_head)?": q.T @ k,
             "did you divide by sqrt(d_model) instead of sqrt(d_head)? The dot products are of "

@@ -147,19 +147,24 @@ def _watching(forbid: tuple[str, ...], seen: list[str]):
 
 
 def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tuple[str, ...] = (),
-         hints: dict[str, str] | None = None) -> Any:
+         hints: dict[str, str] | None = None, may_train: bool = False) -> Any:
     """Call the learner's function; turn a crash or a hang into a short explanation, not a traceback.
 
     forbid: dotted names of functions that would answer the exercise in one call (the helper it asks the
     learner to write, or torch's own); if the learner's function calls one, the check says so.
     hints: text found in the learner's error -> one sentence naming the usual cause, added to the message (torch's
     "must match the size of tensor b" says what broke, not which habit of the exercise broke it).
+    may_train: the function is meant to change the model it is given (a training step). Otherwise a model whose
+    weights the function changed and did not restore is put back as it was, and the answer refused: a check must
+    not pass an answer that damages the learner's model, nor be fooled by its own model being damaged.
     """
     if not callable(fn):
         raise ExerciseError(f"{what}: the check needs your function itself, but got a {type(fn).__name__}. "
                             "Pass its name without calling it (no parentheses).")
     start, seen = time.perf_counter(), []
     given = [(i, a, a.detach().clone()) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    models = [] if may_train else [(a, {k: v.detach().clone() for k, v in a.state_dict().items()})
+                                   for a in args if isinstance(a, torch.nn.Module)]
     try:
         with _time_limit(limit), _watching(forbid, seen):
             out = fn(*args)
@@ -170,8 +175,17 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
         raise ExerciseError(f"{what} ran for more than {limit:.0f} s on a tiny input and was stopped. "
                             "Is there a loop that never ends, or one over every entry of a large tensor?") from None
     except Exception as e:  # the learner's code may raise anything
+        _restore(models)
+        if seen:  # it called a refused helper, wrongly: the refusal is the message that helps
+            raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
+                                "computation it hides yourself, step by step.") from None
         said = [hint for key, hint in (hints or {}).items() if key in str(e)]
         raise ExerciseError(" ".join([f"{what} raised {type(e).__name__}: {e}.", *said])) from None
+    if _restore(models):
+        raise ExerciseError(f"{what} changed the model's weights and did not put them back (for example "
+                            "W_O[h] = 0 to switch a head off). The check restored them; switch a head or a neuron "
+                            "off only for the one forward pass — inside `with ablated(...)`, a hook, or on a copy "
+                            "of the activations — so the model stays as it was for the next question.")
     if seen:
         raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
                             "computation it hides yourself, step by step.")
@@ -185,6 +199,17 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
         raise ExerciseError(f"{what} took more than {limit:.0f} s on a tiny input. Is there a loop over every "
                             "entry of a large tensor?")
     return out
+
+
+def _restore(models: list) -> bool:
+    """Put back every model whose weights changed since the snapshot; True if any had."""
+    changed = False
+    for model, snapshot in models:
+        now = model.state_dict()
+        if any(not torch.equal(now[k].detach().nan_to_num(), v.nan_to_num()) for k, v in snapshot.items()):
+            model.load_state_dict(snapshot)
+            changed = True
+    return changed
 
 
 def _argument(fn: Callable, i: int) -> str:

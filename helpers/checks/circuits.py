@@ -34,6 +34,8 @@ def check_head_circuits(fn) -> bool:
         W_Q, W_K, W_V, W_O = _head(seed, d_model, d_head)
         QK, OV = W_Q.T @ W_K, W_O @ W_V
         out = call(fn, W_Q, W_K, W_V, W_O, what=what, forbid=CIRCUIT_HELPERS)
+        if isinstance(out, torch.Tensor) and tuple(out.shape) == (2, d_model, d_model):
+            out = tuple(out)                                   # torch.stack([W_QK, W_OV]): the two, stacked
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise ExerciseError(f"{what} should return two matrices, (W_QK, W_OV); got "
                                 f"{'None' if out is None else type(out).__name__}.")

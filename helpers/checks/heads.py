@@ -32,6 +32,10 @@ def _results(x, W_Q, W_K, W_V, *, scale=None, mask=True, transpose_A=False, over
     return v @ (A if transpose_A else A.mT)
 
 
+LAYER_HINTS = {"must match the size": "On (H, d_head, n) tensors .T reverses every axis; to swap the last two "
+                                       "(q^T per head) use .mT or transpose(-2, -1).",
+               "cannot be multiplied": "On (H, d_head, n) tensors .T reverses every axis; to swap the last two "
+                                       "(q^T per head) use .mT or transpose(-2, -1)."}
 LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10, 1))  # seed, H, d_head, d_model, n
 
 
@@ -49,15 +53,16 @@ def check_attention_layer(fn) -> bool:
         x = torch.randn(d_model, n, generator=g)
         o_heads = _layer(x, W_Q, W_K, W_V, W_O)
         right = o_heads.sum(0)
-        out = as_tensor(call(fn, x.clone(), W_Q, W_K, W_V, W_O, what=what, forbid=forbid), what)
+        out = as_tensor(call(fn, x.clone(), W_Q, W_K, W_V, W_O, what=what, forbid=forbid, hints=LAYER_HINTS), what)
         if out.shape == (H, d_model, n) and H > 1:
             raise ExerciseError(f"{what} returned one output per head (H, d_model, n); the layer's output is "
                                 "their sum, o = sum_h W_O^h r^h (d_model, n).")
         expect_shape(out, (d_model, n), what, "o lives in the residual stream: (d_model, n).")
         if out.is_floating_point() and bool(torch.isnan(out).any()) and n > 1:
-            raise ExerciseError(f"{what} contains NaN: a whole row of scores became -inf (0/0 in the softmax). "
-                                "Only keys *after* the query are hidden (j > i); every token may look at itself, "
-                                "so keep the diagonal: triu(..., diagonal=1), as in exercise 4.2.")
+            raise ExerciseError(f"{what} contains NaN: a softmax over entries that are all -inf (0/0). Either the "
+                                "mask also hides the diagonal, so the first query has no key left (every token may "
+                                "look at itself: hide only j > i, triu(..., diagonal=1), as in exercise 4.2), or "
+                                "the softmax runs over the wrong axis; it runs over the keys, dim -1.")
         out = expect_real(out, what)
         if close(out, right):
             loop = python_loop(fn)

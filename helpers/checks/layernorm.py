@@ -13,7 +13,8 @@ from helpers.model.layernorm import layer_norm, normalize
 
 
 _FORBID_NORMALIZE = ("helpers.model.layernorm.normalize", "helpers.model.layernorm.layer_norm",
-                     "torch.nn.functional.layer_norm")
+                     "torch.nn.functional.layer_norm", "torch.layer_norm", "torch.nn.functional.batch_norm",
+                     "torch.batch_norm", "torch.nn.functional.group_norm", "torch.nn.functional.instance_norm")
 
 
 COLUMN_HINTS = {"must match the size": "gamma and beta hold one number per row (d_model,): to scale every position's "

@@ -25,7 +25,8 @@ def check_mlp(fn: Callable) -> bool:
         W_1, b_1 = torch.randn(d_mlp, d_model, generator=g), torch.randn(d_mlp, generator=g)
         W_2, b_2 = torch.randn(d_model, d_mlp, generator=g), torch.randn(d_model, generator=g)
         try:
-            out = as_tensor(call(fn, x.clone(), W_1, b_1, W_2, b_2, what=what), what)
+            out = as_tensor(call(fn, x.clone(), W_1, b_1, W_2, b_2, what=what, forbid=("helpers.model.mlp.mlp",)),
+                            what)
         except ExerciseError as e:
             if case > 0 and " raised " in str(e):
                 raise ExerciseError(f"{e}. It worked for the first test (d_model 4, d_mlp 16, n 3) but not for "
@@ -137,6 +138,9 @@ def _reference_size(model, prompt, answer) -> int:
 def _neuron_list(out, d_mlp: int, what: str) -> list[int]:
     if out is None:
         raise ExerciseError(f"{what} returned None: is a `return` missing?")
+    if isinstance(out, (list, tuple)) and out and all(isinstance(o, (tuple, list)) and len(o) == 2 for o in out):
+        raise ExerciseError(f"{what} returned (layer, neuron) pairs ({list(out)[:3]}...); return the neurons' "
+                            "indices j alone (the model has one layer), as a list of ints.")
     if isinstance(out, (int, torch.Tensor)) and not isinstance(out, bool) and torch.as_tensor(out).dim() == 0:
         out = [int(out)]
     try:

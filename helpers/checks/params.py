@@ -60,6 +60,8 @@ def _hints(cfg: Config, diff: int) -> list[str]:
         (L * D, "The MLP's second bias b_2 (d_model per layer) is missing."),
         (2 * D, "One LayerNorm (2 d_model: gamma and beta) is missing — the final one before W_U?"),
         (L * 4 * D, "The LayerNorms inside the layers (two per layer, 2 d_model each) are missing."),
+        (L * 2 * D, "One LayerNorm per layer is missing: each layer has two, before attention and before the MLP "
+                    "(gamma and beta, 2 d_model each)."),
         (L * 4 * D + 2 * D, "All the LayerNorms are missing: two per layer plus the final one, 2 d_model each."),
         (V * D, "One n_vocab x d_model matrix is missing: count both W_E and W_U (this model does not tie them)."),
         (C * D, "W_pos (d_model x n_ctx) is missing."),

@@ -71,7 +71,10 @@ def check_train_step(fn: Callable) -> bool:
     for step, batch in enumerate(batches, 1):
         before = [p.detach().clone() for p in mine.parameters()]
         try:
-            out = call(fn, mine, opt_mine, batch.clone(), what=what)
+            out = call(fn, mine, opt_mine, batch.clone(), what=what, may_train=True,
+                       hints={"Expected target size": "F.cross_entropy wants the classes on dim 1, and the logits "
+                                                       "already have them there, (batch, n_vocab, n): pass them as "
+                                                       "they are, with targets (batch, n)."})
         except ExerciseError:
             if used:
                 raise ExerciseError(f"{what} calls model.loss (or a helper that does), which computes the loss in "
@@ -92,6 +95,11 @@ def check_train_step(fn: Callable) -> bool:
                 flat = float(F.cross_entropy(logits.reshape(-1, CFG.n_vocab), batch[:, 1:].reshape(-1)))
                 swapped = float(F.cross_entropy(fresh(batch[:, 1:]), batch[:, :-1]))   # inputs and targets swapped
                 wrong_axis = float(-torch.log_softmax(logits, dim=-1).gather(1, batch[:, None, 1:]).mean())
+                last_only = float(F.cross_entropy(logits[:, :, -1], batch[:, -1]))
+            if abs(got - last_only) < 1e-4 * max(1.0, last_only) and step == 1:
+                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: it scores only the last "
+                                    "position. Every position predicts its next token (the post's reason for a "
+                                    "query per token): the loss is the mean over all n positions of every text.")
             if abs(got - wrong_axis) < 1e-4 * max(1.0, wrong_axis) and step == 1:
                 raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: the softmax runs over the "
                                     "positions (dim -1). The logits are (batch, n_vocab, n), the vocabulary on dim 1 "
@@ -126,7 +134,9 @@ def check_train_step(fn: Callable) -> bool:
                                 "called backward() on.")
         if max(float((p.detach() - b).abs().max()) for p, b in zip(mine.parameters(), before)) == 0:
             raise ExerciseError(f"{what} returned the right loss but did not change the model: after "
-                                "loss.backward(), call optimizer.step() (the optimizer it was given).")
+                                "loss.backward(), call optimizer.step() (the optimizer it was given) — and "
+                                "zero_grad() only after the step or before backward(): between the two it clears "
+                                "the gradients the step needs.")
         off = _largest_change(mine, ref)
         if off > 1e-5:
             grads = [p.grad for p in mine.parameters()]

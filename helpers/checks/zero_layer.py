@@ -133,7 +133,9 @@ def check_train_zero_layer(fn) -> bool:
         cases.append((W_E, W_U, ids, steps, lr))
     for W_E, W_U, ids, steps, lr in cases:
         out = call(fn, W_E.clone(), W_U.clone(), ids.clone(), steps, lr, what=what,
-                   forbid=check_train_zero_layer.answered_by)
+                   forbid=check_train_zero_layer.answered_by,
+                   hints={"shapes cannot be multiplied": ONE_HOT_HINTS["must match the size"],
+                          "must match the size": ONE_HOT_HINTS["must match the size"]})
         if out is None:
             raise ExerciseError(f"{what} returned None: return the trained pair, `return W_E, W_U`.")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
