@@ -128,6 +128,19 @@ def test_softmax_one_call_answers_are_refused(one_call, name):
         checks.check_softmax(one_call)
 
 
+def descend(W_E, W_U, ids, steps, lr, t):
+    """Plain gradient descent of a zero-layer model on one-hot inputs t (n_vocab, N): exercise 2.3's loop, with
+    the weights and inputs as a wrong answer prepared them."""
+    for _ in range(steps):
+        loss = -torch.log_softmax(W_U @ W_E @ t, 0)[ids[1:], torch.arange(len(ids) - 1)].mean()
+        W_E.grad = W_U.grad = None
+        loss.backward()
+        with torch.no_grad():
+            W_E -= lr * W_E.grad
+            W_U -= lr * W_U.grad
+    return W_E.detach(), W_U.detach()
+
+
 def test_answers_that_change_their_input_in_place_are_refused():
     def in_place_softmax(x):
         x -= x.max(dim=0, keepdim=True).values           # right numbers, but the caller's x changes
@@ -138,16 +151,8 @@ def test_answers_that_change_their_input_in_place_are_refused():
         checks.check_softmax(in_place_softmax)
 
     def no_clone(W_E, W_U, ids, steps, lr):                # trains the caller's own weights
-        W_E.requires_grad_(), W_U.requires_grad_()
-        t = torch.nn.functional.one_hot(ids[:-1], W_U.shape[0]).T.float()
-        for _ in range(steps):
-            loss = -torch.log_softmax(W_U @ W_E @ t, 0)[ids[1:], torch.arange(len(ids) - 1)].mean()
-            W_E.grad = W_U.grad = None
-            loss.backward()
-            with torch.no_grad():
-                W_E -= lr * W_E.grad
-                W_U -= lr * W_U.grad
-        return W_E.detach(), W_U.detach()
+        return descend(W_E.requires_grad_(), W_U.requires_grad_(), ids, steps, lr,
+                       torch.nn.functional.one_hot(ids[:-1], W_U.shape[0]).T.float())
 
     with pytest.raises(ExerciseError, match="changed `W_E`, a tensor it was given, in place"):
         checks.check_train_zero_layer(no_clone)
@@ -249,16 +254,8 @@ def test_train_zero_layer_right_answer():
 
 def test_train_zero_layer_one_hot_without_num_classes_is_explained():
     def no_num_classes(W_E, W_U, ids, steps, lr):
-        W_E, W_U = W_E.clone().requires_grad_(), W_U.clone().requires_grad_()
-        t = torch.nn.functional.one_hot(ids[:-1]).T.float()       # only max(ids) + 1 classes
-        for _ in range(steps):
-            loss = -torch.log_softmax(W_U @ W_E @ t, 0)[ids[1:], torch.arange(len(ids) - 1)].mean()
-            W_E.grad = W_U.grad = None
-            loss.backward()
-            with torch.no_grad():
-                W_E -= lr * W_E.grad
-                W_U -= lr * W_U.grad
-        return W_E.detach(), W_U.detach()
+        return descend(W_E.clone().requires_grad_(), W_U.clone().requires_grad_(), ids, steps, lr,
+                       torch.nn.functional.one_hot(ids[:-1]).T.float())    # only max(ids) + 1 classes
 
     with pytest.raises(ExerciseError, match="give it num_classes"):
         checks.check_train_zero_layer(no_num_classes)

@@ -92,30 +92,27 @@ def check_train_step(fn: Callable) -> bool:
                 logits = fresh(batch[:, :-1])
                 same_pos = float(F.cross_entropy(logits, batch[:, :-1]))
                 total = want * batch[:, 1:].numel()
-                flat = float(F.cross_entropy(logits.reshape(-1, CFG.n_vocab), batch[:, 1:].reshape(-1)))
-                swapped = float(F.cross_entropy(fresh(batch[:, 1:]), batch[:, :-1]))   # inputs and targets swapped
-                wrong_axis = float(-torch.log_softmax(logits, dim=-1).gather(1, batch[:, None, 1:]).mean())
-                last_only = float(F.cross_entropy(logits[:, :, -1], batch[:, -1]))
-            if abs(got - last_only) < 1e-4 * max(1.0, last_only) and step == 1:
-                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: it scores only the last "
-                                    "position. Every position predicts its next token (the post's reason for a "
-                                    "query per token): the loss is the mean over all n positions of every text.")
-            if abs(got - wrong_axis) < 1e-4 * max(1.0, wrong_axis) and step == 1:
-                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: the softmax runs over the "
-                                    "positions (dim -1). The logits are (batch, n_vocab, n), the vocabulary on dim 1 "
-                                    "(the post's columns): log_softmax(logits, dim=1), or F.cross_entropy, which "
-                                    "takes that layout as it is.")
-            if abs(got - swapped) < 1e-4 * max(1.0, swapped) and step == 1:
-                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: the inputs and the targets "
-                                    "are swapped. The model reads batch[:, :-1] (every token but the last) and "
-                                    "guesses batch[:, 1:] (every token but the first).")
-            if abs(got - flat) < 1e-4 * max(1.0, flat) and step == 1:
-                raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: reshape(-1, n_vocab) "
-                                    "mixes up the logits. In this series the model returns (batch, n_vocab, n) — "
-                                    "the vocabulary is dim 1, the post's columns — not (batch, n, n_vocab), so "
-                                    "flattening it that way pairs scores with the wrong tokens. F.cross_entropy "
-                                    "takes (batch, n_vocab, n) with targets (batch, n) as they are; or move the "
-                                    "vocabulary last first: logits.transpose(1, 2).reshape(-1, n_vocab).")
+                habits = [   # (the loss a usual mistake returns, what it is), tried on the first step
+                    (F.cross_entropy(logits[:, :, -1], batch[:, -1]),
+                     "it scores only the last position. Every position predicts its next token (the post's reason "
+                     "for a query per token): the loss is the mean over all n positions of every text."),
+                    (-torch.log_softmax(logits, dim=-1).gather(1, batch[:, None, 1:]).mean(),
+                     "the softmax runs over the positions (dim -1). The logits are (batch, n_vocab, n), the "
+                     "vocabulary on dim 1 (the post's columns): log_softmax(logits, dim=1), or F.cross_entropy, "
+                     "which takes that layout as it is."),
+                    (F.cross_entropy(fresh(batch[:, 1:]), batch[:, :-1]),
+                     "the inputs and the targets are swapped. The model reads batch[:, :-1] (every token but the "
+                     "last) and guesses batch[:, 1:] (every token but the first)."),
+                    (F.cross_entropy(logits.reshape(-1, CFG.n_vocab), batch[:, 1:].reshape(-1)),
+                     "reshape(-1, n_vocab) mixes up the logits. In this series the model returns (batch, n_vocab, "
+                     "n) — the vocabulary is dim 1, the post's columns — not (batch, n, n_vocab), so flattening it "
+                     "that way pairs scores with the wrong tokens. F.cross_entropy takes (batch, n_vocab, n) with "
+                     "targets (batch, n) as they are; or move the vocabulary last first: "
+                     "logits.transpose(1, 2).reshape(-1, n_vocab)."),
+                ]
+            for loss, mistake in habits if step == 1 else ():
+                if abs(got - float(loss)) < 1e-4 * max(1.0, float(loss)):
+                    raise ExerciseError(f"{what} returned loss {got:.4f} instead of {want:.4f}: {mistake}")
             if abs(got - same_pos) < 1e-4 * max(1.0, same_pos) and step == 1:
                 raise ExerciseError(f"{what} returned loss {got:.4f}, but the model's loss on this batch is "
                                     f"{want:.4f}. You scored each position against its own token: the logits at "
