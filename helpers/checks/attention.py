@@ -86,14 +86,13 @@ def check_single_query(fn) -> bool:
             "d_head-dimensional vectors, so their spread grows with d_head.": q_n.T @ k / math.sqrt(d_model),
             "did you forget to divide the scores by sqrt(d_head)?": q_n.T @ k,
             "did you divide by d_head instead of its square root?": q_n.T @ k / d_head,
+            **{f"the scores are divided by the fixed number {c:g}; here d_head = {d_head}. Take d_head from the "
+               "weights (W_Q.shape[0]) and divide by its square root.": q_n.T @ k / c
+               for c in FIXED_SCALES if c not in (math.sqrt(d_head), d_head)},
         }
         for msg, s in guesses.items():
             if close(out, W_O @ (v @ softmax(s[0], dim=0)[:, None])):
                 raise ExerciseError(f"{what}: the weights are off — {msg}")
-        for c in FIXED_SCALES:
-            if c not in (math.sqrt(d_head), d_head) and close(out, W_O @ (v @ softmax((q_n.T @ k)[0] / c, 0)[:, None])):
-                raise ExerciseError(f"{what} divides the scores by the fixed number {c:g}; here d_head = {d_head}. "
-                                    "Take d_head from the weights (W_Q.shape[0]) and divide by its square root.")
         if n > 1 and close(out, W_O @ v.sum(1, keepdim=True)):
             raise ExerciseError(f"{what}: every weight came out as 1 — the softmax ran over a dimension of size 1 "
                                 "(the scores q_n^T k are (1, n); softmax over dim 0 of that is all ones). Take the "
@@ -109,7 +108,7 @@ def check_single_query(fn) -> bool:
             if close(out, W_O @ v.mean(1, keepdim=True)):
                 raise ExerciseError(f"{what}: every token got the same weight 1/n — the weights must come "
                                     "from the scores, a = softmax(q_n^T k / sqrt(d_head)).")
-        a = softmax((q_n.T @ k)[0] / math.sqrt(d_head), dim=0)[:, None]
+        a = right.a[:, None]                                   # the right weights, (n, 1)
         if close(out, W_O @ (k @ a)) or close(out, W_O @ ((W_Q @ x) @ a)):
             raise ExerciseError(f"{what}: the weights are right, but the values come from W_K (or W_Q). What is "
                                 "moved is each token's value, v_i = W_V x_i: r_n = sum_i a_i v_i.")

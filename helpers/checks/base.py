@@ -177,8 +177,7 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
     except Exception as e:  # the learner's code may raise anything
         _restore(models)
         if seen:  # it called a refused helper, wrongly: the refusal is the message that helps
-            raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
-                                "computation it hides yourself, step by step.") from None
+            raise _refused(what, seen[0]) from None
         said = [hint for key, hint in (hints or {}).items() if key in str(e)]
         raise ExerciseError(" ".join([f"{what} raised {type(e).__name__}: {e}.", *said])) from None
     if _restore(models):
@@ -187,8 +186,7 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
                             "off only for the one forward pass — inside `with ablated(...)`, a hook, or on a copy "
                             "of the activations — so the model stays as it was for the next question.")
     if seen:
-        raise ExerciseError(f"{what} calls {seen[0]}, which does the whole exercise in one call. Write the "
-                            "computation it hides yourself, step by step.")
+        raise _refused(what, seen[0])
     for i, arg, before in given:
         if arg.shape != before.shape or not torch.equal(arg.detach().nan_to_num(), before.nan_to_num()):
             raise ExerciseError(f"{what} changed {_argument(fn, i)}, a tensor it was given, in place (x -= ..., "
@@ -199,6 +197,11 @@ def call(fn: Callable, *args: Any, what: str, limit: float = LIMIT, forbid: tupl
         raise ExerciseError(f"{what} took more than {limit:.0f} s on a tiny input. Is there a loop over every "
                             "entry of a large tensor?")
     return out
+
+
+def _refused(what: str, helper: str) -> ExerciseError:
+    return ExerciseError(f"{what} calls {helper}, which does the whole exercise in one call. Write the computation "
+                         "it hides yourself, step by step.")
 
 
 def _restore(models: list) -> bool:

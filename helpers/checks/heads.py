@@ -25,17 +25,15 @@ def _results(x, W_Q, W_K, W_V, *, scale=None, mask=True, transpose_A=False, over
     q, k, v = W_Q @ x, W_K @ x, W_V @ x
     S = q.mT @ k / (math.sqrt(W_Q.shape[-2]) if scale is None else scale)
     if over_queries:                                   # the softmax down each column (dim -2) instead of each row
-        n = S.shape[-1]
-        A = softmax(S.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf), dim=-2)
+        A = softmax(S.masked_fill(att.causal_mask(S.shape[-1]), -math.inf), dim=-2)
     else:
         A = att.softmax_star(S, mask=mask)
     return v @ (A if transpose_A else A.mT)
 
 
-LAYER_HINTS = {"must match the size": "On (H, d_head, n) tensors .T reverses every axis; to swap the last two "
-                                       "(q^T per head) use .mT or transpose(-2, -1).",
-               "cannot be multiplied": "On (H, d_head, n) tensors .T reverses every axis; to swap the last two "
-                                       "(q^T per head) use .mT or transpose(-2, -1)."}
+_T_ON_3D = "On (H, d_head, n) tensors .T reverses every axis; to swap the last two (q^T per head) use .mT or " \
+          "transpose(-2, -1)."
+LAYER_HINTS = {"must match the size": _T_ON_3D, "cannot be multiplied": _T_ON_3D}   # torch's two wordings
 LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10, 1))  # seed, H, d_head, d_model, n
 
 

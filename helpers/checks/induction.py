@@ -145,7 +145,6 @@ def check_loss_without(fn) -> bool:
     cases.append((probe_tokens(22, batch=2, seed=2025), [(0, 1)]))   # halves of 11, not 16: a half written in shows
     for tokens, heads in cases:
         half = tokens.shape[-1] // 2
-        clean = per_position_loss(model, tokens)[:, half:].mean().item()
         out = call(fn, model, tokens, heads, what=what, forbid=("helpers.induction.repeat_loss",))
         out = number_result(out, what)
         with ablated(model, heads=heads):
@@ -153,6 +152,7 @@ def check_loss_without(fn) -> bool:
         right = loss[:, half:].mean().item()
         if abs(out - right) < 1e-4:
             continue
+        clean = per_position_loss(model, tokens)[:, half:].mean().item()   # (needed only to explain a mistake)
         if heads and abs(out - clean) < 1e-4:
             raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean:.3f}: the ablation "
                                 "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`.")

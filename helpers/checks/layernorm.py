@@ -44,8 +44,7 @@ def check_layer_norm(fn: Callable) -> bool:
         x2 = torch.tensor([[0.02, 3.0, -1.0], [-0.03, -2.0, 4.0], [0.05, 1.0, 0.5], [-0.04, 0.5, -3.0],
                            [0.0, -2.5, 2.0]])
         g2, b2, eps2 = torch.tensor([1.0, 2.0, 0.5, 1.5, 1.0]), torch.tensor([0.0, 1.0, -1.0, 0.5, 0.0]), 0.01
-        out2 = as_tensor(call(fn, x2.clone(), g2.clone(), b2.clone(), eps2, **opts),
-                         what)
+        out2 = as_tensor(call(fn, x2.clone(), g2.clone(), b2.clone(), eps2, **opts), what)
         expect_shape(out2, (5, 3), what, "LayerNorm keeps the shape of x, whatever d_model and n are.")
         if not _close(out2, layer_norm(x2, g2, b2, eps2)):
             mu2, var2 = x2.mean(0), x2.var(0, unbiased=False)
@@ -184,16 +183,14 @@ def check_layer_norm_grad(fn: Callable) -> bool:
         # a second case: other sizes, a large input, gamma with negative entries
         x2 = torch.randn(5, 4, generator=gen).double() * 30 - 7
         gamma2, g2 = torch.randn(5, generator=gen).double(), torch.randn(5, 4, generator=gen).double()
-        got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), **opts),
-                             (5, 4), what)
+        got2 = tensor_result(call(fn, x2.clone(), gamma2.clone(), eps, g2.clone(), **opts), (5, 4), what)
         if not close(got2, _ln_reference(x2, gamma2, torch.zeros(5), eps, g2), rtol=1e-4, atol=1e-6):
             raise ExerciseError(f"{what} is right on the first test but not on a (5, 4) input of size ~30 with some "
                                 "negative gamma: is a size or a value of the first case written into the code?")
         # a third case where eps shows: eps = 0.1 and a column of variance about 0.001
         x3 = torch.tensor([[0.02, 1.0], [-0.03, -2.0], [0.05, 0.5], [-0.04, 3.0]], dtype=torch.float64)
         gamma3, g3 = torch.tensor([1.0, -0.5, 2.0, 0.7], dtype=torch.float64), torch.randn(4, 2, generator=gen).double()
-        got3 = tensor_result(call(fn, x3.clone(), gamma3.clone(), 0.1, g3.clone(), **opts),
-                             (4, 2), what)
+        got3 = tensor_result(call(fn, x3.clone(), gamma3.clone(), 0.1, g3.clone(), **opts), (4, 2), what)
         if not close(got3, _ln_reference(x3, gamma3, torch.zeros(4), 0.1, g3), rtol=1e-4, atol=1e-6):
             fixed = close(got3, _ln_reference(x3, gamma3, torch.zeros(4), eps, g3), rtol=1e-4, atol=1e-6)
             none = close(got3, _ln_reference(x3, gamma3, torch.zeros(4), 0.0, g3), rtol=1e-3, atol=1e-4)

@@ -45,7 +45,7 @@ def check_bigram_table(fn) -> bool:
         raise ExerciseError(f"{what} took a softmax of the counts: exp(count) makes a pair seen 3 times e^3 = 20 "
                             "times likelier than one seen once, not 3 times. A probability here is a count divided "
                             "by its column's total.")
-    if close(out, _C.double(), rtol=1e-5):
+    if close(out, C64, rtol=1e-5):
         raise ExerciseError(f"{what} returned the counts unchanged: divide each column by its total.")
     seen = _C.sum(0) > 0
     if not close(col[seen], torch.ones(int(seen.sum()), dtype=out.dtype), atol=1e-5, rtol=1e-5):
@@ -59,8 +59,7 @@ def check_bigram_table(fn) -> bool:
     if out[:, ~seen].abs().sum() > 0:
         raise ExerciseError(f"{what}: token 3 was never followed by anything; leave its column at zero "
                             "(there is nothing to count) rather than inventing probabilities.")
-    expected = _C.double() / _C.double().sum(0).clamp(min=1e-12)
-    if not close(out, expected, atol=1e-5, rtol=1e-5):
+    if not close(out, C64 / totals, atol=1e-5, rtol=1e-5):
         raise ExerciseError(f"Each column of {what} sums to 1 but the entries are not counts / column total.")
     return passed("Correct: P[:, a] = C[:, a] / sum_b C[b, a], and an unseen token's column stays zero.")
 
@@ -171,38 +170,38 @@ def check_add_k_loss(fn) -> bool:
         if abs(got - want) < 1e-4:
             continue
         where = f"(n_vocab = {n_vocab}, k = {k}, {len(train)} training and {len(heldout)} held-out tokens)"
-        close = lambda value: abs(got - value) < 1e-4  # noqa: E731
-        if close(_ce(_add_k(C, 1.0), heldout)) and k != 1.0:
+        near = lambda value: abs(got - value) < 1e-4  # noqa: E731
+        if near(_ce(_add_k(C, 1.0), heldout)) and k != 1.0:
             raise ExerciseError(f"{what} gives the loss of add-1 whatever k is {where}: use the k it is given.")
-        fixed = [k_ for k_ in (0.5, 0.1, 0.01, 0.001) if k_ != k and close(_ce(_add_k(C, k_), heldout))]
+        fixed = [k_ for k_ in (0.5, 0.1, 0.01, 0.001) if k_ != k and near(_ce(_add_k(C, k_), heldout))]
         if fixed:
             raise ExerciseError(f"{what} gives the loss of k = {fixed[0]} whatever k is {where}: is k written into the "
                                 "code? Use the k it is given.")
-        if close(_ce(_add_k(C.T, k).T, heldout)):
+        if near(_ce(_add_k(C.T, k).T, heldout)):
             raise ExerciseError(f"{what} normalises the smoothed counts over *rows* {where}. In the post's "
                                 "convention column a is the distribution after a: divide each column by its "
                                 "own total, sum over dim 0.")
-        if close(_ce(_add_k(C, k).T, heldout)):
+        if near(_ce(_add_k(C, k).T, heldout)):
             raise ExerciseError(f"{what} reads the table the wrong way round {where}: the probability of b "
                                 "after a is P[b, a] (next token = row, previous token = column).")
-        if close(_ce((C + k) / C.sum(0, keepdim=True).clamp(min=1e-12), heldout)):
+        if near(_ce((C + k) / C.sum(0, keepdim=True).clamp(min=1e-12), heldout)):
             raise ExerciseError(f"{what} adds k to the counts but not to their totals {where}, so the columns "
                                 "sum to more than 1. Each column gains k for each of the n_vocab tokens: "
                                 "divide by (column total + k * n_vocab).")
-        if close(_ce((C + k) / (C.sum(0, keepdim=True) + k), heldout)):
+        if near(_ce((C + k) / (C.sum(0, keepdim=True) + k), heldout)):
             raise ExerciseError(f"{what} adds k once to each column's total {where}, but k was added to "
                                 "n_vocab counts in that column: the total grows by k * n_vocab.")
-        if close(_ce(_add_k(Ch, k), heldout)) or close(_ce(_add_k(_counts(torch.cat([train, heldout]), n_vocab), k),
+        if near(_ce(_add_k(Ch, k), heldout)) or near(_ce(_add_k(_counts(torch.cat([train, heldout]), n_vocab), k),
                                                                 heldout)):
             raise ExerciseError(f"{what} counts pairs of the held-out text {where}. The table must come from "
                                 "the training text alone; the held-out text only scores it.")
         used = {int(max(train.max(), heldout.max())) + 1, int(train.max()) + 1,
                 len(set(train.tolist())), len(set(train.tolist()) | set(heldout.tolist()))} - {n_vocab}
-        if any(close(_ce_k_with_vocab(C, k, m, heldout)) for m in used):
+        if any(near(_ce_k_with_vocab(C, k, m, heldout)) for m in used):
             raise ExerciseError(f"{what} takes the vocabulary size from the texts {where}: it adds k for only the "
                                 "tokens that occur in them. Use the n_vocab it is given: a column gains k for "
                                 "every token of the vocabulary, also those neither text contains.")
-        if close(_ce(_add_k(C, k), heldout) * (len(heldout) - 1)):
+        if near(_ce(_add_k(C, k), heldout) * (len(heldout) - 1)):
             raise ExerciseError(f"{what} returns the total -ln p over the held-out text {where}; return the "
                                 "mean per prediction (nats per token).")
         raise ExerciseError(f"{what} gave {got:.4f} {where}, expected {want:.4f}.")

@@ -13,6 +13,10 @@ ONE_HOT_HINTS = {"must match the size": "If the one-hot targets come from F.one_
                                         "transpose it to (n_vocab, n), one column per position."}
 
 
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return close(a, b, atol=1e-5, rtol=1e-5)
+
+
 def _loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean over columns of -ln softmax(column)[target]: the post's logits, one column per position."""
     logp = torch.log_softmax(logits, dim=0)
@@ -41,36 +45,36 @@ def check_logit_grad(fn) -> bool:
         shape = tuple(logits.shape)
         out = tensor_result(out, shape, what, "The gradient has one entry per logit: the shape of logits.")
         want = _autograd(logits, targets)
-        if close(out, want, atol=1e-5, rtol=1e-5):
+        if _close(out, want):
             continue
         n_vocab, n = shape
         p = torch.softmax(logits.double(), dim=0)
         onehot = torch.zeros(shape, dtype=torch.float64)
         onehot[targets, torch.arange(n)] = 1
         where = f"(logits of shape {shape})"
-        if close(out, -want, atol=1e-5, rtol=1e-5):
+        if _close(out, -want):
             raise ExerciseError(f"{what} has the wrong sign {where}: raising the right token's logit *lowers* the "
                                 "loss, so its gradient entry is p - 1 < 0. It is p - one_hot, not one_hot - p.")
-        if n > 1 and close(out, want * n, atol=1e-5, rtol=1e-5):
+        if n > 1 and _close(out, want * n):
             raise ExerciseError(f"{what} is n times too large {where}: the loss is the *mean* over the n "
                                 "positions, so each column of the gradient carries a factor 1/n.")
-        if n_vocab != n and close(out, (p - onehot) / n_vocab, atol=1e-5, rtol=1e-5):
+        if n_vocab != n and _close(out, (p - onehot) / n_vocab):
             raise ExerciseError(f"{what} divides by n_vocab {where}; the loss is the mean over the n positions "
                                 "(the columns), so divide by n = logits.shape[1].")
         dp = -onehot / p.clamp(min=1e-300)
-        if close(out, dp / n, atol=1e-5, rtol=1e-5) or close(out, dp, atol=1e-5, rtol=1e-5):
+        if _close(out, dp / n) or _close(out, dp):
             raise ExerciseError(f"{what} is the gradient with respect to the probabilities p (d(-ln p)/dp = -1/p) "
                                 f"{where}. The exercise asks for the logits: through the softmax, that becomes "
                                 "(p - one_hot) / n.")
-        if close(out, p / n, atol=1e-5, rtol=1e-5) or close(out, p, atol=1e-5, rtol=1e-5):
+        if _close(out, p / n) or _close(out, p):
             raise ExerciseError(f"{what} returns the probabilities without subtracting the one-hot target "
                                 f"{where}: the right token's entry is p - 1, every other token's is p.")
-        if close(out, (torch.softmax(logits.double(), 1) - onehot) / n, atol=1e-5, rtol=1e-5) or \
-                close(out, torch.softmax(logits.double(), 1) - onehot, atol=1e-5, rtol=1e-5):
+        if _close(out, (torch.softmax(logits.double(), 1) - onehot) / n) or \
+                _close(out, torch.softmax(logits.double(), 1) - onehot):
             raise ExerciseError(f"{what} takes the softmax along each *row* {where}. Each column is one "
                                 "position's logits over the vocabulary: softmax over dim 0.")
-        if n_vocab == n and (close(out, (p - onehot.T) / n, atol=1e-5, rtol=1e-5)
-                             or close(out, (p - onehot.T), atol=1e-5, rtol=1e-5)):
+        if n_vocab == n and (_close(out, (p - onehot.T) / n)
+                             or _close(out, (p - onehot.T))):
             raise ExerciseError(f"{what} puts the one-hot targets in rows {where}: position j's target is the "
                                 "1 in *column* j, at row targets[j].")
         raise ExerciseError(f"{what} differs from autograd's gradient {where}: largest difference "
@@ -82,7 +86,7 @@ def check_logit_grad(fn) -> bool:
         raise ExerciseError(f"{what} gives {out.flatten().tolist()} for the logits [200, 100]: exp(200) overflows "
                             "to infinity, and inf / inf is NaN. Use a stable softmax: subtract each column's "
                             "largest logit before exp (exercise 2.1), which changes no probability.")
-    if not close(out, _autograd(big, torch.tensor([1])), atol=1e-5, rtol=1e-5):
+    if not _close(out, _autograd(big, torch.tensor([1]))):
         raise ExerciseError(f"{what} is wrong for the logits [200, 100] (target 1), though right for small ones: "
                             f"got {out.flatten().tolist()}, expected about [1, -1].")
     return passed("Correct: dL/dlogits = (softmax(logits) - one_hot(targets)) / n, as autograd finds.")
