@@ -53,6 +53,8 @@ def test_single_query_right_answers_pass(capsys):
     (lambda x, W_Q, W_K, W_V, W_O: x[:, -1:] + sq_right(x, W_Q, W_K, W_V, W_O), "x1_n = x0_n \\+ o_n"),
     (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x).mean(1, keepdim=True), "same weight 1/n"),
     (sq_first_query, "first"),
+    (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x) @ ((W_Q @ x[:, -1:]).T @ (W_K @ x) / math.sqrt(W_Q.shape[0])).T,
+     "uses the raw scores"),
     (sq_scaled(lambda W: 8.0), "fixed number 8"),                         # sqrt(64), written in
     (sq_scaled(lambda W: 4.0), "fixed number 4"),
     (lambda x, W_Q, W_K, W_V, W_O: W_O @ (W_V @ x) @ torch.softmax((W_Q @ x[:, -1:]).T @ (W_K @ x)
@@ -88,6 +90,19 @@ def hide(fill=float("-inf"), after=False, resid=True, zero_vector=False, shift=0
     return fn
 
 
+def hide_with_a_row_of_scores(index_row=False, dim=1):
+    """The scores kept as the (1, n) row q^T k: right only with s[0, j] and a softmax over dim 1."""
+    def fn(x0, j, W_Q, W_K, W_V, W_O, W_U):
+        s = (W_Q @ x0[:, -1:]).T @ (W_K @ x0) / math.sqrt(W_Q.shape[0])
+        if index_row:
+            s[j] = float("-inf")
+        else:
+            s[0, j] = float("-inf")
+        o_n = W_O @ (W_V @ x0) @ torch.softmax(s, dim=dim).T
+        return torch.softmax(W_U @ (x0[:, -1:] + o_n), dim=0)
+    return fn
+
+
 def hide_by_dropping_the_column(x0, j, W_Q, W_K, W_V, W_O, W_U):
     """Another right answer: leave token j out of the keys and values altogether."""
     keep = [i for i in range(x0.shape[1]) if i != j]
@@ -95,7 +110,7 @@ def hide_by_dropping_the_column(x0, j, W_Q, W_K, W_V, W_O, W_U):
     return torch.softmax(W_U @ (x0[:, -1:] + o_n), dim=0)
 
 
-@pytest.mark.parametrize("fn", [hide(), hide(flat=False), hide_by_dropping_the_column])
+@pytest.mark.parametrize("fn", [hide(), hide(flat=False), hide_by_dropping_the_column, hide_with_a_row_of_scores()])
 def test_hide_token_right_answers_pass(fn):
     assert checks.check_hide_token(fn)
 
@@ -106,6 +121,8 @@ def test_hide_token_right_answers_pass(fn):
     (hide(resid=False), "residual add is missing"),
     (hide(zero_vector=True), "zeroing token j's vector"),
     (hide(shift=1), r"hid token \d+ instead of token \d+"),
+    (hide_with_a_row_of_scores(index_row=True), r"index token j as s\[0, j\]"),
+    (hide_with_a_row_of_scores(dim=0), r"softmax\(dim=0\) takes each score alone"),
     (lambda x0, j, W_Q, W_K, W_V, W_O, W_U: hide()(x0, x0.shape[1] - 1, W_Q, W_K, W_V, W_O, W_U),
      "not the right one"),
     (lambda x0, j, W_Q, W_K, W_V, W_O, W_U: torch.softmax(
@@ -146,6 +163,7 @@ def test_all_scores_right_answer_passes():
      "no mask yet"),
     (lambda x0, W_Q, W_K: att.attention(x0, W_Q, W_K, W_Q, W_Q.mT, mask=False).S[0], "calls .*attention"),
     (lambda x0, W_Q, W_K: scores()(x0, W_Q, W_K) + 1, "wrong numbers"),
+    (lambda x0, W_Q, W_K: scores()(x0, W_Q, W_K)[:, 1:], "one row per query i and one column per key j"),
     (todo, "not written yet"),
 ])
 def test_all_scores_mistakes_are_named(fn, message):
@@ -182,6 +200,7 @@ def test_causal_attention_right_answer_passes():
     (lambda S, v, W_O: torch.softmax(S, -1), r"\(n, n\) matrix"),
     (lambda S, v, W_O: W_O @ v @ att.softmax_star(S).T, "calls .*softmax_star"),
     (lambda S, v, W_O: W_O @ v, "wrong numbers"),
+    (lambda S, v, W_O: causal()(S, v, W_O).T, "o has one column per token"),
     (todo, "not written yet"),
 ])
 def test_causal_attention_mistakes_are_named(fn, message):
@@ -259,7 +278,9 @@ def test_causal_attention_refuses_a_loop_over_the_tokens():
     (layer(mask=False), "mask is missing"),
     (layer(scale=lambda W: 1.0), "forget to divide"),
     (layer(scale=lambda W: math.sqrt(W.shape[2])), r"sqrt\(d_model\)"),
+    (layer(scale=lambda W: math.sqrt(W.shape[0] * W.shape[1])), r"sqrt\(H d_head\)"),
     (layer(swap=True), "rows and columns of A are swapped"),
+    (lambda *a: layer()(*a).T, "o lives in the residual stream"),
     (layer(diagonal=0), "also hides the diagonal"),
     (layer(dim=-2), "runs down each column"),
     (lambda x0, W_Q, W_K, W_V, W_O: layer()(x0, W_Q, W_K, W_K, W_O), "values come from W_K"),

@@ -38,6 +38,7 @@ def test_heldout_cross_entropy_right_answers():
     (lambda P, ids: torch.exp(heldout_ce(P, ids)), "perplexity"),
     (lambda P, ids: -torch.log(P[ids[1:], ids[:-1]].mean()), "log of the mean probability"),
     (lambda P, ids: -torch.log(P[ids[1:], ids[:-1]]), "one number"),
+    (lambda P, ids: 1.0, r"gave 1.0000 for a 3-token table and a text of 5 tokens"),
     (lambda P, ids: "3.1", "should be a number"),
     (lambda P, ids: None, "should be a number"),
     (lambda P, ids: float("nan"), "nan"),
@@ -201,6 +202,8 @@ def by_autograd(logits, targets):
     (with_grad(lambda p, oh, n, x: p - oh), "n times too large"),
     (with_grad(lambda p, oh, n, x: p / n), "without subtracting the one-hot"),
     (with_grad(lambda p, oh, n, x: (p - oh) / x.shape[0]), "divides by n_vocab"),
+    (with_grad(lambda p, oh, n, x: p - oh / n), "only one of the two terms by n"),
+    (with_grad(lambda p, oh, n, x: p / n - oh), "only one of the two terms by n"),
     (with_grad(lambda p, oh, n, x: -oh / p / n), "with respect to the probabilities"),
     (with_grad(lambda p, oh, n, x: (torch.softmax(x, 1) - oh) / n), r"\*row\*"),
     (lambda x, t: (stable_softmax(x) - torch.nn.functional.one_hot(t, x.shape[0])) / x.shape[1], "in rows"),
@@ -225,6 +228,8 @@ def train_zero_layer(W_E, W_U, ids, steps, lr, *, mistake=""):
     W_E, W_U = W_E.clone().requires_grad_(), W_U.clone().requires_grad_()
     n_vocab = W_U.shape[0]
     prev, nxt = (ids[1:], ids[:-1]) if mistake == "backwards" else (ids[:-1], ids[1:])
+    if mistake == "itself":
+        prev = nxt = ids
     t = torch.nn.functional.one_hot(prev, n_vocab).T.float()
     for _ in range(steps):
         logits = W_U @ W_E @ t
@@ -245,6 +250,10 @@ def train_zero_layer(W_E, W_U, ids, steps, lr, *, mistake=""):
         return W_U.detach(), W_E.detach()
     if mistake == "one":
         return W_E.detach()
+    if mistake == "none":
+        return None
+    if mistake == "nan":
+        return W_E.detach() * float("nan"), W_U.detach()
     return W_E.detach(), W_U.detach()
 
 
@@ -277,6 +286,7 @@ def test_train_zero_layer_with_an_sgd_optimizer_passes():
 
 @pytest.mark.parametrize("mistake, message", [
     ("backwards", r"the one \*after\* it"),
+    ("itself", r"from \*itself\*"),
     ("ascent", r"went \*up\*"),
     ("accumulate", "never clears the gradients"),
     ("rows", r"\*rows\*"),
@@ -284,6 +294,8 @@ def test_train_zero_layer_with_an_sgd_optimizer_passes():
     ("frozen", "unchanged"),
     ("swapped", "swap W_E and W_U"),
     ("one", "two tensors"),
+    ("none", r"returned None: return the trained pair"),
+    ("nan", "Training diverged"),
 ])
 def test_train_zero_layer_mistakes_are_explained(mistake, message):
     with pytest.raises(ExerciseError, match=message):

@@ -31,6 +31,22 @@ def test_a_function_that_runs_too_long_is_stopped():
     assert time.perf_counter() - start < 10
 
 
+def test_outside_the_main_thread_a_slow_function_is_named_after_it_returns():
+    import threading
+
+    said = []
+
+    def in_a_thread():         # no SIGALRM there (a widget's callback, a test runner's thread): timed afterwards
+        try:
+            call(lambda: time.sleep(0.05), what="slow()", limit=0.01)
+        except ExerciseError as e:
+            said.append(str(e))
+    worker = threading.Thread(target=in_a_thread)
+    worker.start()
+    worker.join()
+    assert said and "slow() took more than 0 s on a tiny input" in said[0]
+
+
 def test_passing_the_result_instead_of_the_function():
     with pytest.raises(ExerciseError, match="no parentheses"):
         call(torch.ones(3), what="f(x)")

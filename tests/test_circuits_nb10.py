@@ -35,6 +35,7 @@ def test_head_circuits_check_passes_the_products():
     (lambda W_Q, W_K, W_V, W_O: (W_Q.T @ W_K, (W_O @ W_V).T), "transposed"),
     (lambda W_Q, W_K, W_V, W_O: (W_Q.T @ W_K, W_O @ W_V * 2), "differs from W_O W_V"),
     (lambda W_Q, W_K, W_V, W_O: (W_Q.T @ W_K, W_O), "shape"),
+    (lambda W_Q, W_K, W_V, W_O: (W_Q.T, W_O @ W_V), "maps the stream to the stream"),
     (lambda W_Q, W_K, W_V, W_O: (W_O @ W_V, W_Q.T @ W_K), "in the wrong order"),
     (lambda W_Q, W_K, W_V, W_O: W_Q.T @ W_K, "two matrices"),
     (lambda W_Q, W_K, W_V, W_O: None, "two matrices.*None"),

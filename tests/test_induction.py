@@ -188,6 +188,12 @@ def _first_half(model, tokens, heads):
         return float(per_position_loss(model, tokens)[:, : tokens.shape[-1] // 2 - 1].mean())
 
 
+def _first_half_and_one(model, tokens, heads):
+    """The first half's predictions and the one of the repeat's first token (columns :half)."""
+    with ablated(model, heads=heads):
+        return float(per_position_loss(model, tokens)[:, : tokens.shape[-1] // 2].mean())
+
+
 def _from_the_repeats_first_token(model, tokens, heads):
     with ablated(model, heads=heads):
         return float(per_position_loss(model, tokens)[:, tokens.shape[-1] // 2 - 1:].mean())
@@ -226,11 +232,13 @@ def test_check_loss_without_passes_the_right_answer_also_as_a_tensor():
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (_no_ablation, "did not take effect"), (_everywhere, "every position"), (_first_half, "first half"),
+    (_no_ablation, "did not take effect"), (_everywhere, "every position"),
+    (_first_half, "measures the first half, or runs"),
+    (_first_half_and_one, r"measured the first half \(nothing to copy there\)"),
     (_from_the_repeats_first_token, "predicts the repeat's \\*first\\* token"), (_summed, "sums the losses"),
     (_by_the_helper, "calls helpers.induction.repeat_loss"),
     (_half_written_in, "half length written into the code"),
-    (_second_half_alone, "second half alone"),
+    (_second_half_alone, "on the second half alone"),
     (_zeroes_W_O, "did not put them back"),
     (lambda m, t, h: "a lot", "should be a number"), (lambda m, t, h: None, "should be a number, got NoneType"),
     (lambda m, t, h: float("nan"), "nan"), (lambda m, t, h: torch.zeros(3), "one number"),

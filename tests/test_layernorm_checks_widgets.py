@@ -108,10 +108,11 @@ def test_std_after_refuses_normalising_a_test_column():
 # --- exercise 7.3: the gradient through LayerNorm -------------------------------------------------------------
 
 def ln_grad(x, gamma, eps, g, with_mu=True, with_sigma=True, with_gamma=True, over_sigma=True, dim=0,
-            unbiased=False):
+            unbiased=False, eps_outside=False):
     mean = lambda t: t.mean(dim, keepdim=True)  # noqa: E731
     mu = mean(x)
-    sigma = torch.sqrt((x.var(dim, keepdim=True) if unbiased else mean((x - mu) ** 2)) + eps)
+    var = x.var(dim, keepdim=True) if unbiased else mean((x - mu) ** 2)
+    sigma = torch.sqrt(var) + eps if eps_outside else torch.sqrt(var + eps)
     x_hat = (x - mu) / sigma
     h = g * gamma[:, None] if with_gamma else g
     out = h - (mean(h) if with_mu else 0) - (x_hat * mean(h * x_hat) if with_sigma else 0)
@@ -134,6 +135,7 @@ def test_layer_norm_grad_right_answer():
     (lambda x, gm, eps, g: ln_grad(x, gm, 0.0, g), "eps is left out of sigma"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) * gm, r"use them as columns, gamma\[:, None\]"),  # gamma as a row
     (lambda x, gm, eps, g: ln_grad(x, gm, 1e-5, g), "eps is written into the code"),
+    (lambda x, gm, eps, g: ln_grad(x, gm, eps, g, eps_outside=True), r"sigma = sqrt\(variance \+ eps\), with"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g) + 1, "all-ones direction"),
     (lambda x, gm, eps, g: torch.where(x.abs() > 20, 0.0, ln_grad(x, gm, eps, g)), "size ~30"),
     (lambda x, gm, eps, g: ln_grad(x, gm, eps, g)[:, :2], "shape"),

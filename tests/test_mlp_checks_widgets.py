@@ -26,6 +26,11 @@ from helpers.train import fresh_model
     (lambda x, W1, b1, W2, b2: W2 @ torch.nn.functional.gelu(W1 @ x + b1[:, None]) + b2[:, None], "That is GELU"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.sigmoid(W1 @ x + b1[:, None]) + b2[:, None], "a sigmoid"),
     (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x + b1.reshape(16, 1)) + b2.reshape(4, 1), "size written into"),
+    (lambda x, W1, b1, W2, b2: (1 if x.shape[0] == 4 else 2) * mlp_by_hand(x, W1, b1, W2, b2),
+     r"right for the first test, not for d_model 5, d_mlp 7, n 2"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.relu(W1 @ x), "Both biases are missing"),
+    (lambda x, W1, b1, W2, b2: W2 @ torch.tanh(W1 @ x + b1[:, None]) + b2[:, None], "That is tanh"),
+    (lambda x, W1, b1, W2, b2: mlp_by_hand(x, W1, b1, W2, b2).T, "one column of d_model numbers per position"),
 ])
 def test_wrong_answers_are_explained(wrong, message):
     with pytest.raises(ExerciseError, match=message):
@@ -91,6 +96,13 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),     # = 2 d_model here: both named
     (lambda cfg, n: n - cfg.n_layers * cfg.d_mlp, "b_1 .* is missing"),
     (lambda cfg, n: n - cfg.n_layers * 2 * cfg.d_model, "One LayerNorm per layer is missing"),
+    (lambda cfg, n: n - cfg.n_layers * 4 * cfg.d_model, "LayerNorms inside the layers"),
+    (lambda cfg, n: n - cfg.n_layers * 4 * cfg.d_model - 2 * cfg.d_model, "All the LayerNorms are missing"),
+    (lambda cfg, n: (n - cfg.n_vocab * cfg.d_model * 2 - cfg.n_ctx * cfg.d_model - 2 * cfg.d_model) // cfg.n_layers
+     + cfg.n_vocab * cfg.d_model * 2 + cfg.n_ctx * cfg.d_model + 2 * cfg.d_model, "by n_layers"),
+    (lambda cfg, n: n - cfg.n_layers * 2 * cfg.n_heads * cfg.d_head * cfg.d_model, "two seem missing"),
+    (lambda cfg, n: n - cfg.n_layers * cfg.n_heads * cfg.d_head * cfg.d_model, "One of W_Q, W_K, W_V, W_O"),
+    (lambda cfg, n: "many", "whole number"),
     # notebook 06's "4 d_model^2 per attention layer", wrong here since n_heads * d_head = 15 != d_model = 12
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.n_heads * cfg.d_head * cfg.d_model + cfg.n_layers * 4 * cfg.d_model ** 2,
      r"4 d_model\^2 per attention layer.*n_heads \* d_head = 3 \* 5 = 15 and d_model = 12"),
@@ -145,14 +157,15 @@ def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
 
 # --- exercise 6.2: the few neurons one fact needs --------------------------------------------------------
 
-def _ordered_until_flip(score):
-    """A learner's answer: order the neurons by ``score(model, z, prompt, answer)``, switch them off one more
-    at a time until the model's first guess is wrong."""
+def _ordered_until_flip(score, position=-1):
+    """A learner's answer: order the neurons by ``score(model, z, answer)``, switch them off one more at a time
+    until the model's first guess is wrong. ``z`` is the hidden layer at ``position`` (all positions if None)."""
     from helpers.interp.ablation import ablated
 
     def fact_neurons(model, prompt, answer):
         _, cache = model.run_with_cache(prompt)
-        z = cache[names.key(0, "z")][:, -1]
+        z = cache[names.key(0, "z")]
+        z = z if position is None else z[:, position]
         order = score(model, z, answer).argsort(descending=True).tolist()
         for size in range(1, len(order) + 1):
             with ablated(model, neurons=[(0, j) for j in order[:size]]):
@@ -173,6 +186,13 @@ def _most_negative(model, prompt, answer):
     return effect.argsort()[:2].tolist()
 
 
+def _weakest_positive_push(model, prompt, answer):
+    """One neuron that does push the right colour up, the one that pushes it least: not enough."""
+    z = model.run_with_cache(prompt)[1][names.key(0, "z")][:, -1]
+    effect = _direct_effect(model, z, answer).masked_fill(z <= 0, torch.inf)
+    return [int(effect.masked_fill(effect <= 0, torch.inf).argmin())]
+
+
 def _zeroes_W_2(model, prompt, answer):
     """Switches neurons off in the weights and never back: the check's cached model must survive it."""
     order = _ordered_until_flip(_direct_effect)(model, prompt, answer)
@@ -186,6 +206,9 @@ def test_fact_neurons_right_answers_pass():
 
     assert check_fact_neurons(_ordered_until_flip(_direct_effect))
     assert check_fact_neurons(lambda *a: torch.tensor(_ordered_until_flip(_direct_effect)(*a)))  # a tensor is fine
+    assert check_fact_neurons(_ordered_until_flip(lambda m, z, a: _direct_effect(m, z, a).abs()))  # by |push|,
+    assert check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_direct_effect)(*a)))   # or sorted: fine too
+    # (Ordered by z alone, the sets are within the bound on this machine and "large" on another: not tested.)
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -197,6 +220,7 @@ def test_fact_neurons_right_answers_pass():
     (lambda m, p, a: list(range(m.cfg.d_mlp)) + [m.cfg.d_mlp], "d_mlp = 64"),
     (lambda m, p, a: list(range(128)), "Read d_mlp from the model"),
     (lambda m, p, a: [3, 3], "a neuron twice"),
+    (_weakest_positive_push, "the set is not enough to flip the fact"),
     (lambda m, p, a: [], "no neurons"),
     (lambda m, p, a: None, "returned None"),
     (lambda m, p, a: [0.5, 1.5], "not whole"),
@@ -205,6 +229,9 @@ def test_fact_neurons_right_answers_pass():
     (lambda m, p, a: 1 / 0, "raised ZeroDivisionError"),
     (lambda m, p, a: [(0, j) for j in _ordered_until_flip(_direct_effect)(m, p, a)], r"\(layer, neuron\) pairs"),
     (_zeroes_W_2, "changed the model's weights and did not put them back"),
+    (_ordered_until_flip(lambda m, z, a: z[:, 0], position=None), r"most active at the \*first\* position"),
+    (lambda m, p, a: _direct_effect(m, m.run_with_cache(p)[1][names.key(0, "z")][:, -1], a)
+     .argsort(descending=True)[:10].tolist(), "switches off 10 neurons for every fact"),
 ])
 def test_fact_neurons_mistakes_are_explained(wrong, message):
     from helpers.checks.mlp import check_fact_neurons

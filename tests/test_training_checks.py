@@ -91,6 +91,16 @@ def loss_after(model, optimizer, batch):
     return F.cross_entropy(model(batch[:, :-1]), batch[:, 1:]).item()
 
 
+def keeps_the_first_batch():
+    """Trains on the batch of its first call every time (kept in a default argument, say)."""
+    kept = []
+
+    def train_step(model, optimizer, batch):
+        kept.append(batch)
+        return step(model, optimizer, kept[0])
+    return train_step
+
+
 @pytest.mark.parametrize("wrong, message", [
     (lambda m, o, b: step(m, o, b, targets=lambda b: b[:, :-1]), "against its own token"),
     (lambda m, o, b: step(m, o, b, reduction="sum"), "the \\*sum\\*"),
@@ -111,6 +121,7 @@ def loss_after(model, optimizer, batch):
     (lambda m, o, b: None, "got NoneType"),
     (lambda m, o, b: float("nan"), "nan"),
     (lambda m, o, b: torch.ones(3), "one number"),
+    (keeps_the_first_batch(), "the first step was right, but the second"),
 ])
 def test_mistakes_are_explained(wrong, message):
     with pytest.raises(ExerciseError, match=message):

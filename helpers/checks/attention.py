@@ -143,6 +143,8 @@ def _hide(x, j, W_Q, W_K, W_V, W_O, W_U, *, fill=NEG_INF, after=False, resid=Tru
     return softmax(W_U @ (x[:, -1] + o_n if resid else o_n), dim=0)
 
 
+ROW_OF_SCORES = {"for dimension 0 with size 1": "The last query's scores are a (1, n) row here (q^T k): index "
+                                                "token j as s[0, j], or flatten s to (n,) first."}
 HIDE_CASES = ((0, 4, 12, 10, 5), (1, 3, 7, 6, 4), (2, 5, 9, 11, 2), (3, 6, 10, 8, 8))
 # seed, d_head, d_model, n_vocab, n
 
@@ -161,11 +163,13 @@ def check_hide_token(fn) -> bool:
         a = att.single_query(x, W_Q, W_K, W_V, W_O).a
         j = int(a[:-1].argmax())   # the earlier token the last one reads most: hiding it matters
         args = (x, j, W_Q, W_K, W_V, W_O, W_U)
-        out = as_tensor(call(fn, x.clone(), j, W_Q, W_K, W_V, W_O, W_U, what=what), what)
+        out = as_tensor(call(fn, x.clone(), j, W_Q, W_K, W_V, W_O, W_U, what=what, hints=ROW_OF_SCORES), what)
         if out.shape == (n_vocab, 1):
             out = out[:, 0]
         expect_shape(out, (n_vocab,), what, "p is one distribution over the vocabulary: (n_vocab,) or (n_vocab, 1).")
-        out = expect_real(out, what)
+        out = expect_real(out, what, "If the scores are a (1, n) row (q^T k), s[j] = -inf sets the whole row, and "
+                                     "softmax(dim=0) takes each score alone (-inf against itself is NaN): write "
+                                     "s[0, j] and softmax over dim=1, or flatten s to (n,) first.")
         right = _hide(*args)
         if close(out, right):
             continue

@@ -77,8 +77,9 @@ def check_attention_layer(fn) -> bool:
                     "diagonal) for every head.", _layer(x, W_Q, W_K, W_V, W_O, mask=False).sum(0)),
             (True, "did you forget to divide the scores by sqrt(d_head)?",
              _layer(x, W_Q, W_K, W_V, W_O, scale=1.0).sum(0)),
-            (True, "did you divide by sqrt(d_model) instead of sqrt(d_head)? Each head's dot products have "
-                   "d_head terms.", _layer(x, W_Q, W_K, W_V, W_O, scale=math.sqrt(d_model)).sum(0)),
+            (True, "did you divide by sqrt(d_model)" + (" (= sqrt(H d_head) here)" if H * d_head == d_model else "")
+             + " instead of sqrt(d_head)? Each head's dot products have d_head terms.",
+             _layer(x, W_Q, W_K, W_V, W_O, scale=math.sqrt(d_model)).sum(0)),
             (True, "the patterns are right, but the values come from W_K: what a head moves is v^h = W_V^h x0.",
              _layer(x, W_Q, W_K, W_K, W_O).sum(0)),
             (H > 1, "W_O was reshaped to (d_model, H * d_head) without moving the head axis first: "

@@ -165,10 +165,11 @@ def check_loss_without(fn) -> bool:
                                 "predicts token i + 1: the repeat's predictions are columns half: .")
         with ablated(model, heads=heads):
             alone = per_position_loss(model, tokens[:, half:]).mean().item()
-        if abs(out - alone) < 1e-4:
-            raise ExerciseError(f"{what} runs the model on the second half alone: without the first half in its "
-                                "context there is nothing to copy from. Run it on all the tokens, then keep the "
-                                "repeat's predictions, columns half: of per_position_loss.")
+        if abs(out - alone) < 1e-4:     # the second half alone is the first half again: the same numbers
+            raise ExerciseError(f"{what} measures the first half, or runs the model on the second half alone (the "
+                                "same tokens, so the same number): either way there is nothing earlier to copy "
+                                "from. Run the model on all the tokens, then keep the repeat's predictions, "
+                                "columns half: of per_position_loss.")
         if abs(out - loss[:, : half - 1].mean().item()) < 1e-4 or abs(out - loss[:, :half].mean().item()) < 1e-4:
             raise ExerciseError(f"{what} measured the first half (nothing to copy there); the repeat is the second.")
         if abs(out - loss.mean(0)[half:].sum().item()) < 1e-3 or abs(out - loss[:, half:].sum().item()) < 1e-3:

@@ -59,11 +59,8 @@ def check_layer_norm(fn: Callable) -> bool:
                                     "result must be (x - mu) / sqrt(variance + eps).")
             raise ExerciseError(f"{what} is right on the first test but not on a (5, 3) input with eps = 0.01: is "
                                 "a size or the value of eps written into the code instead of taken from x and eps?")
-        const = torch.ones(d_model, 2) * 5.0  # a column whose entries are all equal: sigma = 0
-        c_out = as_tensor(call(fn, const, gamma, beta, eps, **opts), what)
-        if not torch.isfinite(c_out).all():
-            raise ExerciseError("Right on ordinary input, but a column whose entries are all equal gives NaN or inf: "
-                                "sigma is 0 there. Divide by sqrt(variance + eps), with eps inside the square root.")
+        # (A column whose entries are all equal, sigma = 0, needs no test of its own: an answer right with eps = 0.01
+        # on a column of variance 0.001, just above, has eps inside the square root, and is finite there.)
         return passed("layer_norm is right: each column gets mean 0 and variance 1, then * gamma + beta.")
     col = lambda p: p[:, None]  # noqa: E731
     # typical mistakes, each computed the wrong way and compared

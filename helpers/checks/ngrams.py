@@ -123,9 +123,6 @@ def check_heldout_cross_entropy(fn) -> bool:
                                 "-ln p, one log per prediction, then the mean: -torch.log(p).mean().")
         if abs(got - math.exp(want)) < 1e-3:
             raise ExerciseError(f"{what} returns the perplexity e^(cross-entropy); return the cross-entropy itself.")
-        if abs(got - float(-torch.log(P_.double()[ids_[:-1], ids_[1:]]).mean())) < 1e-4:
-            raise ExerciseError(f"{what} pairs each token with the one *before* it as its prediction: the "
-                                "previous token is ids[:-1] (the column), the next one ids[1:] (the row).")
         raise ExerciseError(f"{what} gave {got:.4f} for a {P_.shape[0]}-token table and a text of "
                             f"{len(ids_)} tokens, expected {want:.4f} (the mean of -ln P[next, previous]).")
     return passed("Correct: the mean of -ln P[next, previous] over the len(ids) - 1 predictions, in nats.")

@@ -58,6 +58,10 @@ def check_logit_grad(fn) -> bool:
         if n > 1 and _close(out, want * n):
             raise ExerciseError(f"{what} is n times too large {where}: the loss is the *mean* over the n "
                                 "positions, so each column of the gradient carries a factor 1/n.")
+        if n > 1 and (_close(out, p - onehot / n) or _close(out, p / n - onehot)):
+            raise ExerciseError(f"{what} divides only one of the two terms by n {where}. The loss is the mean "
+                                "over the n positions, so the whole difference carries the 1/n: (p - one_hot) / n; "
+                                "mind the brackets.")
         if n_vocab != n and _close(out, (p - onehot) / n_vocab):
             raise ExerciseError(f"{what} divides by n_vocab {where}; the loss is the mean over the n positions "
                                 "(the columns), so divide by n = logits.shape[1].")
@@ -95,12 +99,15 @@ def check_logit_grad(fn) -> bool:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _train(W_E, W_U, ids, steps, lr, *, dim=0, accumulate=False, mean=True, backwards=False):
+def _train(W_E, W_U, ids, steps, lr, *, dim=0, accumulate=False, mean=True, backwards=False, itself=None):
     """Plain full-batch gradient descent on next-token prediction over ``ids`` (and the usual mistakes,
-    as options). Returns the trained weights and the loss before each step."""
+    as options; ``itself`` is a slice of ids that serves as both input and target). Returns the trained
+    weights and the loss before each step."""
     W_E = W_E.double().clone().requires_grad_()
     W_U = W_U.double().clone().requires_grad_()
     prev, nxt = (ids[1:], ids[:-1]) if backwards else (ids[:-1], ids[1:])
+    if itself is not None:
+        prev = nxt = ids[itself]
     t = torch.nn.functional.one_hot(prev, W_U.shape[0]).T.double()  # (n_vocab, N): one-hot columns
     losses = []
     for _ in range(steps):
@@ -171,6 +178,10 @@ def check_train_zero_layer(fn) -> bool:
         if like(backwards=True):
             raise ExerciseError(f"{what} predicts each token from the one *after* it {where}: the input "
                                 "(one-hot column) is ids[:-1], the target the next token ids[1:].")
+        if any(like(itself=part) for part in (slice(None), slice(None, -1), slice(1, None))):
+            raise ExerciseError(f"{what} predicts each token from *itself* {where}: the inputs and the targets "
+                                "are the same tokens. The model reads token j and is scored on token j + 1: "
+                                "inputs ids[:-1], targets ids[1:].")
         if like(accumulate=True):
             raise ExerciseError(f"{what} never clears the gradients {where}: .backward() *adds* to W.grad, so "
                                 "set W_E.grad = W_U.grad = None (or .zero_()) at every step.")
