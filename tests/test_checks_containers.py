@@ -4,13 +4,18 @@ Every notebook runs with its solutions; after each exercise's check cell, the ch
 with its result converted: float tensors to float64, tensors to Python lists, tensors to numpy arrays and floats to
 numpy float32 scalars. Each must pass: the checks compare through one guarded path (``helpers.checks.base.close``
 and ``number_result``), so a learner who computed in float64, or returned ``.tolist()`` or a numpy value, is told
-the answer is right, never shown "Double did not match Float" from inside torch."""
+the answer is right, never shown "Double did not match Float" from inside torch.
+
+The same run (the inline backend on, as in JupyterLab) also collects every static figure the notebooks show, to
+check that each comes with its data in words (issue 31: ``helpers.plots.alt``)."""
 
 from __future__ import annotations
 
 import ast
+import html
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -73,18 +78,23 @@ def probed(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+FIGURES: list[tuple[str, int, dict]] = []   # (notebook, cell, output data) of every figure shown, filled below
+
+
 @pytest.fixture(scope="module")
 def results() -> dict[tuple[str, str], dict[str, str]]:
     found = {}
     env_before = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.pop("MPLBACKEND", None)      # the kernel's own inline backend: it shows figures as JupyterLab does
     try:
         for path in NOTEBOOKS:
             nb = probed(path)
             NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
                            resources={"metadata": {"path": str(path.parent)}}).execute()
-            for cell in nb.cells:
+            for index, cell in enumerate(nb.cells):
                 for out in cell.get("outputs", []):
+                    if out.output_type in ("display_data", "execute_result") and "image/png" in out.data:
+                        FIGURES.append((path.name, index, dict(out.data)))
                     if out.output_type == "stream" and "PROBE " in out.text:
                         for line in out.text.splitlines():
                             if line.startswith("PROBE "):
@@ -103,3 +113,15 @@ def test_a_right_answer_of_another_type_passes(results, path, number):
     said = results.get((path.name, number))
     assert said is not None, f"the probe after exercise {number}'s check did not run (an earlier cell failed?)"
     assert said == {how: "passed" for how in CONVERSIONS}, said
+
+
+def test_every_figure_the_notebooks_show_carries_its_data_in_words(results):
+    assert len(FIGURES) >= 20, f"only {len(FIGURES)} figures were shown: is the inline backend on?"
+    for name, cell, data in FIGURES:
+        shown = data.get("text/html", "")
+        alt = re.search(r'<img [^>]*alt="([^"]*)"', shown)
+        assert alt, f"{name}, cell {cell}: a figure without its HTML form (helpers.plots.alt.figure_html)"
+        words = html.unescape(alt.group(1))
+        assert "no description of its data" not in words, f"{name}, cell {cell}: drawn without a helper: {words}"
+        assert re.search(r"\d", words), f"{name}, cell {cell}: the text names no number: {words}"
+        assert "the figure in words</summary>" in shown

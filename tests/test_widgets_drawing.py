@@ -129,7 +129,8 @@ def test_svg_charts_are_valid_and_labelled():
     h = svg.hbars([("lord", 0.5), ("<unk>", 0.25), ("\n", 0.125)], title="after 'the' & more", xlabel="p")
     root = _parse(h)
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert root.get("aria-label") == "after 'the' & more" and root.find("{http://www.w3.org/2000/svg}title") is not None
+    assert root.get("aria-label").startswith("after 'the' & more. p, 3 bars, largest first: 'lord' 0.500")
+    assert root.find("{http://www.w3.org/2000/svg}title").text == "after 'the' & more"
     assert {"lord", "<unk>", "⏎", "0.500", "0.250", "p"} <= set(texts)
     widths = [float(r.get("width")) for r in root.iter("{http://www.w3.org/2000/svg}rect")]
     assert widths[0] == pytest.approx(2 * widths[1], rel=0.01) and widths[1] == pytest.approx(2 * widths[2], rel=0.01)

@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 
+from helpers.plots.alt import SR_ONLY, _tok, curves_text, describe, grid_text, panel, pattern_text, signed_bars_text
 from helpers.plots.basic import _show, heatmap, new_axes
 
 
@@ -27,6 +28,9 @@ def weight_bars(ax: Axes | None, tokens: Sequence[str], a, title: str = "", colo
     ax.set_ylim(0, max(1e-9, float(a.max())) * 1.15)
     ax.set_ylabel("attention weight")
     ax.set_title(title, fontsize=10)
+    describe(ax, panel(ax, "attention weight of each token, in order: "
+                       + ", ".join(f"{_tok(t)} {w:.2f}" for t, w in zip(tokens, a)) + ". "
+                       + signed_bars_text(list(tokens), a)))
     return ax
 
 
@@ -41,6 +45,8 @@ def score_variance(ax: Axes | None, d_heads: Sequence[int], raw: Sequence[float]
     ax.set_xlabel(r"$d_\mathrm{head}$")
     ax.set_ylabel("variance of the score")
     ax.legend(fontsize=8)
+    describe(ax, "Variance of the score against d_head (both axes log 2). "
+             + curves_text({"q·k": (d_heads, raw), "q·k / sqrt(d_head)": (d_heads, scaled)}, x_name="d_head"))
     return ax
 
 
@@ -49,7 +55,7 @@ def heads_side_by_side(fig, patterns, tokens: Sequence[str], titles: Sequence[st
     axes = fig.subplots(1, len(patterns), squeeze=False)[0]
     for i, (ax, A, title) in enumerate(zip(axes, patterns, titles)):
         heatmap(ax, A, xlabels=tokens, ylabels=tokens if i == 0 else None, title=title,
-                vmin=0, vmax=1, colorbar=False)
+                vmin=0, vmax=1, colorbar=False, text=pattern_text(A, tokens))
         if i:
             ax.set_yticks([])
     return list(axes)
@@ -74,6 +80,8 @@ def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -
     masked = bool(np.isneginf(S).any())
     ax.set_title(f"{title}  (grey = −∞, masked)" if masked else title, fontsize=10)
     ax.figure.colorbar(im, ax=ax, shrink=0.8)
+    shown_as = f"{int(np.isneginf(S).sum())} entries masked (minus infinity); " if masked else ""
+    describe(ax, panel(ax, shown_as + grid_text(np.where(np.isneginf(S), np.nan, S), tokens, tokens)))
     return ax
 
 
@@ -115,7 +123,8 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
             cells.append(f'<td{attrs} style="{";".join(style)}"></td>' if style else f"<td{attrs}></td>")
         rows.append(f'<tr{" class=sel" if query == i else ""}><th class="q">{labels[i]}</th>{"".join(cells)}</tr>')
     return (f'{pattern_css(cell) if css else ""}<table class="gt-pattern {size}" '
-            f'style="border-collapse:collapse;font:{min(11, cell)}px monospace"><tr>'
+            f'style="border-collapse:collapse;font:{min(11, cell)}px monospace">'
+            f'<caption style="{SR_ONLY}">{html.escape(pattern_text(A, tokens, query, masked))}</caption><tr>'
             f'<th style="font-size:10px;color:#666">query&darr; key&rarr;</th>{head}</tr>'
             f'{"".join(rows)}</table>')
 
@@ -160,7 +169,8 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
             f'<div style="white-space:nowrap">{keys}</div>'
             f'<div style="text-align:right;padding-right:4px">{rows}</div>'
             f'<div style="position:relative;width:{side}px;height:{side}px">'
-            f'<img alt="attention pattern, {n} x {n}" src="data:image/png;base64,{src}" width="{side}" height="{side}" '
+            f'<img alt="{html.escape(pattern_text(A, tokens, query, masked), quote=True)}" '
+            f'src="data:image/png;base64,{src}" width="{side}" height="{side}" '
             f'style="image-rendering:pixelated;display:block">'
             f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
             f"</div></div>")

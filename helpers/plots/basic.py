@@ -1,4 +1,6 @@
-"""General-purpose figures: probability bars, loss curves, labelled heatmaps."""
+"""General-purpose figures: probability bars, loss curves, labelled heatmaps, curves of any measurement.
+
+Each one also describes its data in words (``helpers.plots.alt``), the figure's text alternative."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from helpers.plots.alt import bars_text, curves_text, describe, grid_text, panel
 
 
 def new_axes(figsize=(7, 3)) -> Axes:
@@ -30,6 +34,7 @@ def bars(ax: Axes | None, items: Sequence[tuple[str, float]], title: str = "",
     ax.set_xlabel(xlabel)
     ax.set_xlim(0, max(values + [1e-9]) * 1.25)
     ax.set_title(title, fontsize=10)
+    describe(ax, panel(ax, f"{xlabel}, " + bars_text(items)))
     return ax
 
 
@@ -45,12 +50,17 @@ def loss_curves(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequen
     ax.set_ylabel("cross-entropy (nats / token)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
+    baseline = " ".join(f"{name}: {value:.2f} (a level line)." for name, value in (baselines or {}).items())
+    describe(ax, panel(ax, "cross-entropy against training step. " + curves_text(curves, x_name="step") +
+                       (" " + baseline if baseline else "")))
     return ax
 
 
 def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None,
-            title: str = "", cmap: str = "Blues", vmin=None, vmax=None, colorbar: bool = True) -> Axes:
-    """A matrix as colours with token labels on both axes."""
+            title: str = "", cmap: str = "Blues", vmin=None, vmax=None, colorbar: bool = True,
+            text: str | None = None) -> Axes:
+    """A matrix as colours with token labels on both axes; ``text`` says what it shows in words (by default its
+    largest entries and each row's largest, ``alt.grid_text``)."""
     ax = ax or new_axes((5, 4.5))
     M = np.asarray(M, dtype=float)
     im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -62,6 +72,37 @@ def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: S
     if colorbar:
         fig: Figure = ax.figure
         fig.colorbar(im, ax=ax, shrink=0.8)
+    describe(ax, panel(ax, text if text is not None else grid_text(M, ylabels, xlabels)))
+    return ax
+
+
+def lines(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequence[float]]], xlabel: str, ylabel: str,
+          title: str = "", scale: str = "linear", levels: dict[str, float] | None = None, style: str = "-",
+          divider: tuple[float, str] | None = None, figsize=(6, 3)) -> Axes:
+    """Curves of any measurement, {label: (xs, ys)}, with dashed level lines ``levels`` {label: y} and a
+    dotted vertical ``divider`` (x, label). ``scale``: "linear", "logx" (base 2), or "loglog"."""
+    ax = ax or new_axes(figsize)
+    for name, (x, y) in curves.items():
+        ax.plot(x, y, style, ms=3, label=name)
+    for i, (name, y) in enumerate((levels or {}).items()):
+        ax.axhline(y, ls="--", lw=1, color=["gray", "black"][i % 2], label=name)
+    if divider is not None:
+        ax.axvline(divider[0], color="gray", ls=":", label=divider[1])
+    if scale == "logx":
+        ax.set_xscale("log", base=2)
+    elif scale == "loglog":
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if len(curves) + len(levels or {}) + (divider is not None) > 1:
+        ax.legend(fontsize=8)
+    extra = " ".join(f"{name}: {y:.3g} (a dashed level line)." for name, y in (levels or {}).items())
+    if divider is not None:
+        extra += f" A dotted line at {xlabel} {divider[0]:g}: {divider[1]}."
+    describe(ax, panel(ax, f"{ylabel} against {xlabel}. " + curves_text(curves, x_name=xlabel) +
+                       (" " + extra.strip() if extra.strip() else "")))
     return ax
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
 
+from helpers.plots.alt import curves_text, describe
 from helpers.plots.basic import new_axes
 
 
@@ -33,6 +35,11 @@ def phase_change(ax: Axes | None, run, title: str = "the phase change") -> Axes:
     lines = ax.get_lines() + right.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], fontsize=8, loc="center right")
     ax.set_title(title, fontsize=10)
+    describe(ax, f"{title}: " + curves_text({"training loss (running mean of 10 steps)": (run.step, smooth(run.loss))},
+                                             x_name="step") + " "
+             + curves_text({"induction score (layer 1, 0 to 1)": (run.eval_step, run.induction),
+                            "previous-token score (layer 0, 0 to 1)": (run.eval_step, run.previous)},
+                           fmt=".2f", x_name="step"))
     return ax
 
 
@@ -51,8 +58,10 @@ def curve_svg(xs: Sequence[float], curves: dict[str, tuple[Sequence[float], str]
     def py(y):
         return height - 18 - (height - 26) * min(max(y, 0.0), top) / (top or 1)
 
-    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{label}" '
-             f'style="font:10px sans-serif;background:#fff">',
+    said = html.escape(f"{label}. " + curves_text({name: (xs, ys) for name, (ys, _) in curves.items()}, x_name="step")
+                       + (f" Marked: step {marker:.0f}." if marker is not None else ""), quote=True)
+    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{said}" '
+             f'style="font:10px sans-serif;background:#fff"><desc>{said}</desc>',
              f'<line x1="{pad}" y1="{height - 18}" x2="{width - 6}" y2="{height - 18}" stroke="#999"/>',
              f'<line x1="{pad}" y1="8" x2="{pad}" y2="{height - 18}" stroke="#999"/>',
              f'<text x="{pad - 3}" y="12" text-anchor="end">{top:.3g}</text>',

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from matplotlib.axes import Axes
 
+from helpers.plots.alt import curves_text, describe, dots_text, panel
 from helpers.plots.basic import new_axes
 
 
@@ -37,6 +38,8 @@ def rung_dots(ax: Axes | None, rungs: Sequence[tuple[str, float | Sequence[float
     ax.set_xlabel("held-out cross-entropy (nats / token; lower is better; a dot per seed, | = mean)")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(title, fontsize=10)
+    describe(ax, panel(ax, "held-out cross-entropy, mean over seeds (lowest and highest seed), top to bottom: "
+                       + dots_text([(name, _values(value)) for name, value in rungs])))
     return ax
 
 
@@ -46,6 +49,7 @@ def curves(ax: Axes | None, runs: dict[str, Sequence[Sequence[float]]], every: i
     runs: {label: [curve of seed 0, curve of seed 1, ...]}, each curve measured every ``every`` steps.
     """
     ax = ax or new_axes((6.5, 3.2))
+    means, spread = {}, []
     for label, per_seed in runs.items():
         n = min(len(c) for c in per_seed)
         steps = [every * (i + 1) for i in range(n)]
@@ -53,8 +57,12 @@ def curves(ax: Axes | None, runs: dict[str, Sequence[Sequence[float]]], every: i
         line, = ax.plot(steps, [sum(col) / len(col) for col in columns], marker=".", label=label)
         ax.fill_between(steps, [min(col) for col in columns], [max(col) for col in columns],
                         color=line.get_color(), alpha=0.2, linewidth=0)
+        means[f"{label} (mean of {len(per_seed)} seeds)"] = (steps, [sum(col) / len(col) for col in columns])
+        spread.append(f"{label}: at the last step the seeds span {min(columns[-1]):.3f} to {max(columns[-1]):.3f}.")
     ax.set_xlabel("training step")
     ax.set_ylabel("held-out loss (nats / token)")
     ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
+    describe(ax, panel(ax, "held-out loss against training step. " + curves_text(means, x_name="step") + " "
+                       + " ".join(spread)))
     return ax

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import torch
 from matplotlib.axes import Axes
 
+from helpers.plots.alt import curve_text, describe
 from helpers.plots.basic import new_axes
 
 
@@ -21,4 +22,9 @@ def activations(ax: Axes | None, funcs: dict[str, Callable], lo: float = -4, hi:
     ax.set_xlabel("input")
     ax.set_ylabel("output")
     ax.legend()
+    marks = torch.tensor([lo, -1.0, 0.0, 1.0, hi])
+    describe(ax, f"{ax.get_title() or 'Nonlinearities'}: each function's output at inputs "
+             f"{', '.join(f'{v:g}' for v in marks.tolist())}: "
+             + "; ".join(f"{name}: " + ", ".join(f"{float(y):.2f}" for y in f(marks)) for name, f in funcs.items())
+             + ". " + " ".join(curve_text(name, x.numpy(), f(x).numpy(), x_name="input") for name, f in funcs.items()))
     return ax

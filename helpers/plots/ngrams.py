@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from helpers.plots.alt import describe
+
 
 def ngram_growth(rows: list[dict], fig: Figure | None = None) -> Figure:
     """Two panels from ``ngrams.ngram_table_stats`` rows: table sizes (log scale) and the share of
@@ -27,4 +29,9 @@ def ngram_growth(rows: list[dict], fig: Figure | None = None) -> Figure:
     ax2.set_title("Held-out n-grams never seen in training", fontsize=10)
     for a in (ax1, ax2):
         a.set_xticks(n)
+    describe(fig, "How big an n-gram table gets, for n = " + ", ".join(map(str, n)) + ": the full table has "
+             + ", ".join(f"{r['full_table']:.3g}" for r in rows) + " entries; the n-grams that occur in training "
+             "number "
+             + ", ".join(f"{r['distinct_in_train']:,}" for r in rows) + ". Held-out n-grams never seen in training: "
+             + ", ".join(f"{100 * r['heldout_unseen']:.0f} %" for r in rows) + ".")
     return fig

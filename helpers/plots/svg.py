@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.ticker import MaxNLocator
 
+from helpers.plots.alt import SR_ONLY, bars_text, grid_text, histogram_text, signed_bars_text
 from helpers.plots.basic import _show
 
 BLUE, ORANGE, GREY, RED = "#2166ac", "#e08214", "#878787", "#b2182b"  # distinct under the common colour blindnesses
@@ -49,9 +50,12 @@ def signed(value: float, fmt: str = ".2f") -> str:
     return s.replace("-", "−")
 
 
-def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+def _svg(width: int, height: int, title: str, body: list[str], desc: str) -> str:
+    """The chart's accessible name is its title and its data in words (``desc``, from ``alt``): a screen reader
+    says both; ``<title>`` and ``<desc>`` carry the same for other readers of SVG."""
+    name = f"{title}. {desc}" if title else desc
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-            f'aria-label="{_e(title)}" style="{FONT};background:#fff"><title>{_e(title)}</title>'
+            f'aria-label="{_e(name)}" style="{FONT};background:#fff"><title>{_e(title)}</title><desc>{_e(desc)}</desc>'
             + "".join(body) + "</svg>")
 
 
@@ -82,7 +86,7 @@ def hbars(items: Sequence[tuple[str, float]], title: str = "", xlabel: str = "pr
         body.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#444"/>'
                     f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle">{signed(t, ".4g")}</text>')
     body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>')
-    return _svg(width, height, title, body)
+    return _svg(width, height, title, body, f"{xlabel}, " + bars_text(items, fmt))
 
 
 def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabel: str = "",
@@ -132,7 +136,8 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
                     f"{_e(ylabel)}</text>")
     if xlabel:
         body.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>')
-    return _svg(width, height, title, body)
+    return _svg(width, height, title, body, (f"{ylabel}: " if ylabel else "")
+                + signed_bars_text(list(labels), v, fmt or ".2f"))
 
 
 def histogram(values, bins: int = 24, title: str = "", xlabel: str = "entry value",
@@ -175,7 +180,7 @@ def histogram(values, bins: int = 24, title: str = "", xlabel: str = "entry valu
     body.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>'
                 f'<text transform="translate(11,{top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">'
                 f"{_e(ylabel)}</text>")
-    return _svg(width, height, title, body)
+    return _svg(width, height, title, body, f"{xlabel}: " + histogram_text(v))
 
 
 def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: str = "", cmap: str = "Oranges",
@@ -199,7 +204,9 @@ def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: st
               f'background:linear-gradient(90deg,#fff,rgb({int(255 * dark[0])},{int(255 * dark[1])},'
               f'{int(255 * dark[2])}))"></span> {top:{fmt}}</div>')
     return (f'<div style="{FONT}"><div style="font-weight:bold;text-align:center;margin-bottom:2px">{_e(title)}</div>'
-            f'<table style="border-collapse:collapse;{FONT};line-height:1"><tr><th></th>{head}</tr>{"".join(rows)}'
+            f'<table style="border-collapse:collapse;{FONT};line-height:1">'
+            f'<caption style="{SR_ONLY}">{_e(title)}: {_e(grid_text(v, row_labels, col_labels, fmt))}</caption>'
+            f'<tr><th></th>{head}</tr>{"".join(rows)}'
             f"</table>{legend}</div>")
 
 
