@@ -5,7 +5,7 @@ The whole suite must pass with the network disabled (issue 5). GT_OFFLINE=1 plus
 tests/offline/ on PYTHONPATH make every Python process the tests start (nbval's kernels,
 JupyterLab and its kernels) load tests/offline/sitecustomize.py, which refuses non-loopback
 connections and name look-ups; this process loads it directly. The browser is kept offline
-by its own flags (tools/jlab.py). Set GT_OFFLINE=0 to switch the guard off.
+by its own flags (tools/jlab/). Set GT_OFFLINE=0 to switch the guard off.
 """
 
 import os

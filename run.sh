@@ -4,6 +4,7 @@
 #   bash run.sh lab     set up on first use, then open the series in JupyterLab
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
+#   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
 #   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
 #   bash run.sh refresh-notebooks   re-run the notebooks and store their checked outputs (maintainers)
 #   bash run.sh setup   only set up (what the commands above do on first use)
@@ -271,6 +272,11 @@ main() {
       browser
       exec "$PY" tools/bench.py "$@"
       ;;
+    a11y)
+      setup
+      browser
+      exec "$PY" tools/a11y.py "$@"
+      ;;
     refresh-notebooks)
       setup
       export GT_THREADS="${GT_THREADS:-1}"
@@ -284,7 +290,7 @@ main() {
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)
-      echo "usage: bash run.sh [lab|test|bench|hub|refresh-notebooks|setup]" >&2; exit 2 ;;
+      echo "usage: bash run.sh [lab|test|bench|a11y|hub|refresh-notebooks|setup]" >&2; exit 2 ;;
   esac
 }
 

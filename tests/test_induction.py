@@ -12,6 +12,7 @@ from helpers.induction import (ALPHABET, N_VOCAB, config, decode, encode, probe_
                                repeating_batch, train_induction)
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
+from helpers.plots.palette import AFTER, EARLIER
 from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
                                    previous_token_score)
 from helpers.train import fresh_model
@@ -343,7 +344,7 @@ def test_check_confident_mistake_needs_two_of_the_three_copies(monkeypatch):
 def test_induction_explorer_frames_earlier_copies_and_their_successors():
     e = InductionExplorer(fresh_model(config(), seed=0), previous_head=0, induction_head=1, text="abcab")
     # per panel: earlier copies of a (query 4) and b (query 5), and the tokens after them (b, c)
-    assert e.view.value.count('fill="none" stroke="#1b9e77"') == 2 * 2
-    assert e.view.value.count('fill="none" stroke="#d95f02"') == 2 * 2
+    assert e.view.value.count(f'fill="none" stroke="{EARLIER}"') == 2 * 2
+    assert e.view.value.count(f'fill="none" stroke="{AFTER}"') == 2 * 2
     e.text.value = "abcd"  # nothing repeats: nothing framed
-    assert 'stroke="#1b9e77"' not in e.view.value and 'stroke="#d95f02"' not in e.view.value
+    assert f'stroke="{EARLIER}"' not in e.view.value and f'stroke="{AFTER}"' not in e.view.value

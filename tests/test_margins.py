@@ -114,3 +114,29 @@ def test_a_comment_is_not_a_new_recipe_but_code_is():
     a = "x = train(model, seed=SEED)  # 300 steps\n\n"
     assert margins._code_without_comments(a) == margins._code_without_comments("x = train(model, seed=SEED)")
     assert margins._code_without_comments(a) != margins._code_without_comments("x = train(model, seed=1)")
+
+
+def test_a_figure_or_an_import_is_not_a_new_recipe_but_a_claim_is():
+    cell = ("from helpers.plots import lines\n"
+            "results = compare_fact_models(task, seed=SEED)\n"
+            "assert results['mlp'] >= 0.8\n"
+            "ax = new_axes((6, 3))\n"
+            "for name, r in results.items():\n"
+            "    ax.plot(r['curve'], label=name)\n"
+            "ax.set_xlabel('step'); ax.legend(fontsize=8);\n"
+            "lines(None, {'a': ([0, 1], [1, 0])}, 'step', 'loss');\n")
+    kept = margins._without_drawing(cell)
+    assert kept == "results = compare_fact_models(task, seed=SEED)\nassert results['mlp'] >= 0.8"
+    assert margins._without_drawing(cell.replace(">= 0.8", ">= 0.7")) != kept          # a threshold is the recipe
+    mixed = "for r in rows:\n    ax.plot(r)\n    total += r\n"                       # a loop that also computes
+    assert margins._without_drawing(mixed) == mixed.rstrip("\n")
+
+
+def test_a_hash_is_re_recorded_only_where_the_measured_recipe_is_proved_the_same(table):
+    """`--same-as REV` checks REV's stored hash with REV's own margins.py and compares recipe cells; a notebook
+    whose recipe cell changed since REV is refused (here: a claim's assert edited in today's copy)."""
+    name = "06_mlp"
+    text = margins.notebook_path(name).read_text(encoding="utf-8")
+    assert margins.recipe_cells(name, text) == margins.recipe_cells(name)
+    changed = text.replace("assert with_mlp[\\\"accuracy\\\"] >= 0.8", "assert with_mlp[\\\"accuracy\\\"] >= 0.7")
+    assert changed != text and margins.recipe_cells(name, changed) != margins.recipe_cells(name)

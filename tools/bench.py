@@ -11,8 +11,8 @@ kernel's peak resident memory (VmHWM from /proc, read just before the kernel shu
 
 Then, in JupyterLab in headless Chromium (issue 10: "every widget answers within 100 ms of a key
 press, and every control works from the keyboard"): EVERY control of EVERY explorer (a gt-caption
-explorer, found by tools/jlab.py) of every notebook gets ``--presses`` timed changes, each made from
-the keyboard only, as tools/jlab.py's NotebookPage.press_control does it: a slider's arrow keys (one
+explorer, found by tools/jlab/) of every notebook gets ``--presses`` timed changes, each made from
+the keyboard only, as tools/jlab/'s NotebookPage.press_control does it: a slider's arrow keys (one
 way until an end, then back), a toggle-button group's buttons in turn (focus, Space), a toggle button
 or checkbox flipped (Space), and for a text box its last character retyped after an untimed
 Backspace (the Backspace's redraw is awaited first, so every timed change is the valid prompt).
@@ -42,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent  # (the browser driver jlab.py sits beside this file)
+ROOT = Path(__file__).resolve().parent.parent  # (the browser driver, the jlab package, sits beside this file)
 
 RUN_TARGET_S, RUN_TARGET_08_S, SERIES_TARGET_S, RSS_TARGET_MB = 30.0, 15.0, 180.0, 500.0
 MEDIAN_TARGET_MS, MAX_TARGET_MS = 100.0, 250.0

@@ -235,12 +235,54 @@ def _code_without_comments(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
 
 
-def recipe_cells(name: str) -> list[str]:
+# Drawing a figure, or importing one more name, changes no measured number: those statements are left out of a
+# recipe cell (the helpers that draw, and matplotlib's own calls on an Axes or a figure).
+DRAWS = {"lines", "loss_curves", "heatmap", "bars", "phase_change", "rung_dots", "curves", "activations",
+         "weight_bars", "score_variance", "score_heatmap", "heads_side_by_side", "ngram_growth", "new_axes",
+         "show_map", "display"}
+AXES = {"ax", "ax1", "ax2", "plt", "fig", "right"}
+
+
+def _draws(statement) -> bool:
+    import ast
+
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(statement, ast.For):
+        return all(_draws(s) for s in statement.body)
+    value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    while isinstance(value, ast.Tuple) and value.elts:
+        value = value.elts[0]
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name):
+        return func.id in DRAWS
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and (func.id in AXES or func.id == "attn_plots")
+
+
+def _without_drawing(source: str) -> str:
+    """A cell's source without its import statements and its top-level drawing statements."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    drop = {line for s in tree.body if _draws(s) for line in range(s.lineno, s.end_lineno + 1)}
+    return "\n".join(line for i, line in enumerate(source.splitlines(), 1) if i not in drop)
+
+
+def recipe_cells(name: str, notebook: str | None = None) -> list[str]:
     """The code cells that make up a notebook's recipe: the set-up cell, every cell that builds or trains a model,
-    and every cell holding one of its claims' asserts."""
+    and every cell holding one of its claims' asserts; without their drawing and import statements. ``notebook``:
+    the notebook's text (default: the file as it is now)."""
     import nbformat
 
-    nb = nbformat.read(notebook_path(name), as_version=4)
+    nb = nbformat.reads(notebook, as_version=4) if notebook is not None else \
+        nbformat.read(notebook_path(name), as_version=4)
     asserts = {c.assert_text for c in CLAIMS[name] if c.assert_text}
     cells = []
     for cell in nb.cells:
@@ -248,17 +290,17 @@ def recipe_cells(name: str) -> list[str]:
             continue
         if "helpers.setup(" in cell.source or any(t in cell.source for t in TRAINS) or \
                 any(a in cell.source for a in asserts):
-            cells.append(_code_without_comments(cell.source))
+            cells.append(_code_without_comments(_without_drawing(cell.source)))
     return cells
 
 
-def recipe_hash(name: str) -> str:
+def recipe_hash(name: str, notebook: str | None = None) -> str:
     """What a notebook's live claims depend on: its recipe cells, the helper functions that train, the claims
     (expressions and thresholds) and the settings. A change to any of them needs a new measurement."""
     import importlib
 
     h = hashlib.sha256()
-    for source in recipe_cells(name):
+    for source in recipe_cells(name, notebook):
         h.update(source.encode())
     for dotted in RECIPE_FUNCTIONS[name]:
         module, attr = dotted.rsplit(".", 1)
@@ -453,6 +495,61 @@ def _save(results: dict) -> None:
     write_table(ordered)
 
 
+def _git(*args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def _same_as(rev: str, names: list[str], results: dict) -> int:
+    """Re-record recipe hashes without runs, only where it is proved that nothing measured changed since ``rev``: the
+    hash stored for the notebook is what ``rev``'s own margins.py computes for ``rev``'s notebook (so ``rev`` is a
+    state that was measured), the training helpers' files are unchanged since ``rev``, and ``rev``'s recipe cells,
+    with this margins.py's rule, equal today's. ``rev``'s claims and settings must equal today's too."""
+    import importlib.util
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old_path = Path(tmp) / "margins_at_rev.py"
+        old_path.write_text(_git("show", f"{rev}:tools/margins.py"))
+        spec = importlib.util.spec_from_file_location("margins_at_rev", old_path)
+        old = importlib.util.module_from_spec(spec)
+        sys.modules["margins_at_rev"] = old
+        spec.loader.exec_module(old)
+    code = 0
+    for name in names:
+        text = _git("show", f"{rev}:notebooks/{name}.ipynb")
+        old.notebook_path = lambda n, t=text: _text_file(t)   # rev's rule on rev's notebook
+        files = sorted({"helpers/" + d.split(".")[1] + ".py" for d in RECIPE_FUNCTIONS[name]})
+        problems = []
+        if results.get(name, {}).get("recipe_hash") != old.recipe_hash(name):
+            problems.append(f"{rev} is not the state its margins were measured in")
+        if _git("diff", rev, "--", *files).strip():
+            problems.append(f"the training helpers changed since {rev} ({', '.join(files)})")
+        if json.dumps([asdict(c) for c in old.CLAIMS[name]]) != json.dumps([asdict(c) for c in CLAIMS[name]]) or \
+                old.SETTINGS != SETTINGS:
+            problems.append(f"the claims or settings changed since {rev}")
+        if recipe_cells(name, text) != recipe_cells(name):
+            problems.append(f"its recipe cells changed since {rev}")
+        if problems:
+            print(f"{name}: not re-recorded: " + "; ".join(problems))
+            code = 1
+            continue
+        results[name]["recipe_hash"] = recipe_hash(name)
+        print(f"{name}: the recipe measured at {rev} is today's; hash re-recorded ({results[name]['recipe_hash']})")
+    _save(results)
+    return code
+
+
+def _text_file(text: str) -> Path:
+    import tempfile
+
+    f = tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False, encoding="utf-8")
+    f.write(text)
+    f.close()
+    return Path(f.name)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", help=f"by number or name (default: {', '.join(CLAIMS)})")
@@ -461,6 +558,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--check", action="store_true", help="only say whether docs/margins.json is current")
     ap.add_argument("--rewrite", action="store_true",
                     help="no runs: rewrite docs/margins.json and .md from the stored values with the current rule")
+    ap.add_argument("--same-as", metavar="REV",
+                    help="no runs: where a notebook's recipe now is the recipe it was measured with at git revision "
+                         "REV (its recipe cells, the training helpers, claims and settings all unchanged), record "
+                         "the recipe hash as it is computed now")
     args = ap.parse_args(argv)
     names = [n for n in CLAIMS if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
     if not names:
@@ -473,6 +574,8 @@ def main(argv: list[str]) -> int:
             print(f"{n}: docs/margins.json was measured with another recipe: run `python tools/margins.py {n[:2]}`")
         return 1 if stale else 0
     DOCS.mkdir(exist_ok=True)
+    if args.same_as:
+        return _same_as(args.same_as, names, results)
     if args.rewrite:
         _save(results)
         return 0

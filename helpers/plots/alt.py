@@ -33,17 +33,57 @@ SR_ONLY = "position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow
           "white-space:nowrap;border:0"
 
 
-def _num(value: float, fmt: str = ".3g") -> str:
-    """A number as a screen reader should say it: a real minus sign is read as "minus" by some, not all; a
-    hyphen-minus always is. No "-0"."""
-    s = format(float(value), fmt)
+_BIG = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+_SAID = {"\n": "newline", "⏎": "newline", " ": "space", "␣": "space", "": "empty", ",": "comma", ".": "full stop",
+         ":": "colon", ";": "semicolon", "?": "question mark", "!": "exclamation mark", "'": "apostrophe",
+         '"': "quotation mark", "-": "hyphen", "(": "opening bracket", ")": "closing bracket",
+         "<unk>": "unknown word"}
+
+
+def _num(value: float, fmt: str = ".3g", scale: float | None = None) -> str:
+    """A number as a screen reader says it well: whole numbers with thousands separators (2,000, not 2e+03),
+    large ones in words (64 quintillion), tiny ones as "4.5 times 10 to the minus 6", no "-0". ``scale``: the
+    size of the data around it; a value below a millionth of it is rounding noise and said as 0."""
+    v = float(value)
+    if v != v:
+        return "not a number"
+    if scale is not None and abs(v) < 1e-6 * abs(scale):
+        v = 0.0
+    sign = "minus " if v < 0 else ""
+    if abs(v) >= 1e6:
+        for size, word in _BIG:
+            if abs(v) >= size:
+                return f"{sign}{format(abs(v) / size, '.3g')} {word}"
+    if v == int(v) and abs(v) >= 1:
+        return f"{int(v):,}"
+    if 0 < abs(v) < 1e-3:
+        m, e = f"{abs(v):.1e}".split("e")
+        return f"{sign}{m.removesuffix('.0')} times 10 to the minus {abs(int(e))}"
+    s = format(v, fmt)
+    if "e" in s:                                   # (only between 1e-3 and 1e6 here: never, but safe)
+        s = f"{v:.6f}".rstrip("0").rstrip(".")
     return s[1:] if s.startswith("-") and float(s) == 0 else s
 
 
 def _tok(token) -> str:
-    """A token in quotes; the invisible ones named."""
+    """A token as a screen reader should hear it: punctuation and invisible tokens by name, words in quotes."""
     t = str(token)
-    return {"\n": "newline", " ": "space", "": "empty"}.get(t, f"'{t}'")
+    return _SAID.get(t, f"'{t}'")
+
+
+def token_html(token) -> str:
+    """A token for an HTML caption or label: drawn readably (⏎ for a newline, ␣ for a space), and, where a screen
+    reader would drop or garble it (punctuation, <unk>, the invisible ones), its name for the screen reader."""
+    shown = {"\n": "⏎", " ": "␣"}.get(str(token), str(token))
+    said = _SAID.get(str(token))
+    if said is None:
+        return html.escape(shown)
+    return f'<span aria-hidden="true">{html.escape(shown)}</span><span style="{SR_ONLY}">{said}</span>'
+
+
+def _at(tokens: Sequence[str], j: int) -> str:
+    """Token j (a Python index) with its position counted from 1, as the explorers' captions and sliders count."""
+    return f"{_tok(tokens[j])} at position {j + 1}"
 
 
 def bars_text(items: Sequence[tuple[str, float]], fmt: str = ".3f", top: int = 5) -> str:
@@ -52,62 +92,138 @@ def bars_text(items: Sequence[tuple[str, float]], fmt: str = ".3f", top: int = 5
     if not items:
         return "No bars."
     ranked = sorted(items, key=lambda kv: -kv[1])
+    if len(items) <= top + 1:
+        top = len(items)
     named = ", ".join(f"{_tok(k)} {_num(v, fmt)}" for k, v in ranked[:top])
     rest = ranked[top:]
-    tail = (f"; the other {len(rest)} from {_num(rest[-1][1], fmt)} to {_num(rest[0][1], fmt)}" if len(rest) > 1
-            else f"; then {_tok(rest[0][0])} {_num(rest[0][1], fmt)}" if rest else "")
+    tail = f"; the other {len(rest)} from {_num(rest[-1][1], fmt)} to {_num(rest[0][1], fmt)}" if rest else ""
     return f"{len(items)} bars, largest first: {named}{tail}."
 
 
-def signed_bars_text(labels: Sequence[str], values: Sequence[float], fmt: str = ".2f", top: int = TOP) -> str:
-    """Bars that may be negative (logits, hidden neurons): the largest, the most negative, how many are zero.
-    Without labels, a bar is named by its index."""
+def signed_bars_text(labels: Sequence[str], values: Sequence[float], fmt: str = ".3g", top: int = TOP) -> str:
+    """Bars that may be negative (logits, hidden neurons): all of them if there are few, else the largest, the most
+    negative and how many are zero. Without labels, a bar is named by its number (from 1)."""
     v = np.asarray(values, dtype=float)
     if v.size == 0:
         return "No bars."
-    names = [_tok(lab) for lab in labels] if len(labels) else [f"#{i}" for i in range(v.size)]
+    names = [_tok(lab) for lab in labels] if len(labels) else [f"#{i}" for i in range(v.size)]   # #j: z[j]
+    if v.size <= 6:
+        return f"{v.size} bars: " + ", ".join(f"{names[i]}: {_num(v[i], fmt)}" for i in range(v.size)) + "."
     order = np.argsort(-v, kind="stable")
     pos = [i for i in order if v[i] > 0][:top]
     neg = [i for i in order[::-1] if v[i] < 0][:top]
     parts = [f"{v.size} bars"]
     if pos:
-        parts.append("largest " + ", ".join(f"{names[i]} {_num(v[i], fmt)}" for i in pos))
+        parts.append("largest " + ", ".join(f"{names[i]}: {_num(v[i], fmt)}" for i in pos))
     if neg:
-        parts.append("most negative " + ", ".join(f"{names[i]} {_num(v[i], fmt)}" for i in neg))
+        parts.append("most negative " + ", ".join(f"{names[i]}: {_num(v[i], fmt)}" for i in neg))
     zero = int((v == 0).sum())
     if zero:
         parts.append(f"{zero} exactly 0")
     return "; ".join(parts) + "."
 
 
-def curve_text(name: str, xs: Sequence[float], ys: Sequence[float], fmt: str = ".3g", x_name: str = "") -> str:
-    """One curve: start, end, lowest and highest point, and its steepest stretch (about a tenth of its length:
-    where a phase change or a plateau's end shows)."""
+def _trend(y: np.ndarray) -> str:
+    d = np.diff(y)
+    if (d < 0).all():
+        return "smaller at every step"
+    if (d > 0).all():
+        return "larger at every step"
+    return ""
+
+
+def curve_text(name: str, xs: Sequence[float], ys: Sequence[float], fmt: str = ".3g", x_name: str = "",
+               log: bool = False) -> str:
+    """One curve in words. Up to 10 points: every value, and whether it only falls or only rises. Longer: where it
+    starts and ends, its lowest and highest point, a plateau at the start (when the first tenth of its change
+    comes late), its values at six evenly spaced places, its steepest stretch when one stands out (not on a log
+    scale, where a straight line has none), and whether it is still falling or rising at the end."""
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     at = f"{x_name} " if x_name else "x = "
+    scale = float(np.abs(y).max()) if y.size else 1.0
+    say = lambda v: _num(v, fmt, scale)  # noqa: E731
     if y.size == 0:
         return f"{name}: no points."
-    if y.size == 1:
-        return f"{name}: one point, {_num(y[0], fmt)} at {at}{_num(x[0])}."
+    if y.size <= 10:
+        trend = _trend(y)
+        return (f"{name}, at {at}" + ", ".join(_num(v) for v in x) + ": " + ", ".join(say(v) for v in y)
+                + (f"; {trend}" if trend else "") + ".")
     lo, hi = int(np.argmin(y)), int(np.argmax(y))
-    text = (f"{name}: starts at {_num(y[0], fmt)} ({at}{_num(x[0])}), ends at {_num(y[-1], fmt)} ({at}{_num(x[-1])}); "
-            f"lowest {_num(y[lo], fmt)} at {at}{_num(x[lo])}, highest {_num(y[hi], fmt)} at {at}{_num(x[hi])}")
+    parts = [f"{name}: starts at {say(y[0])} ({at}{_num(x[0])}), ends at {say(y[-1])} ({at}{_num(x[-1])}); "
+             f"lowest {say(y[lo])} at {at}{_num(x[lo])}, highest {say(y[hi])} at {at}{_num(x[hi])}"]
+    spread = y[hi] - y[lo]
+    if spread < 0.05 * max(scale, 1e-12):
+        return parts[0] + "; nearly level throughout."
+    moved = np.nonzero(np.abs(y - y[0]) > 0.1 * spread)[0]
+    if moved.size and moved[0] >= max(3, 0.2 * len(y)):
+        k = int(moved[0]) - 1
+        seg = y[: k + 1]
+        level = f"at {say(seg[0])}" if say(seg.min()) == say(seg.max()) else \
+            f"between {say(seg.min())} and {say(seg.max())}"
+        parts.append(f"it stays {level} until {at}{_num(x[k])}")
+    marks = np.unique(np.linspace(0, len(y) - 1, 6).round().astype(int))
+    parts.append("at " + ", ".join(f"{_num(x[i])}: {say(y[i])}" for i in marks))
     span = max(1, len(y) // 10)
-    if len(y) > 2 * span:
-        change = y[span:] - y[:-span]
-        k = int(np.argmax(np.abs(change)))
-        if abs(change[k]) > 0.05 * (y[hi] - y[lo] + 1e-12):
-            way = "falls" if change[k] < 0 else "rises"
-            text += (f"; it {way} fastest between {at}{_num(x[k])} and {_num(x[k + span])} "
-                     f"(from {_num(y[k], fmt)} to {_num(y[k + span], fmt)})")
-    return text + "."
+    change = y[span:] - y[:-span]
+    k = int(np.argmax(np.abs(change)))
+    if not log and abs(change[k]) >= 3 * float(np.median(np.abs(change))) and abs(change[k]) > 0.2 * spread:
+        way = "falls" if change[k] < 0 else "rises"
+        parts.append(f"it {way} fastest between {at}{_num(x[k])} and {_num(x[k + span])} "
+                     f"(from {say(y[k])} to {say(y[k + span])})")
+    tail = y[-max(2, len(y) // 10):]
+    if tail[-1] < tail[0] - 0.01 * spread:
+        parts.append("still falling at the end")
+    elif tail[-1] > tail[0] + 0.01 * spread:
+        parts.append("still rising at the end")
+    return "; ".join(parts) + "."
 
 
 def curves_text(curves: dict[str, tuple[Sequence[float], Sequence[float]]], fmt: str = ".3g",
-                x_name: str = "") -> str:
-    return " ".join(curve_text(name, xs, ys, fmt, x_name) for name, (xs, ys) in curves.items())
+                x_name: str = "", log: bool = False) -> str:
+    """Each curve, then how each pair compares where they share their x values: one below the other throughout, or
+    where they cross; and, when one ends lower, where it first reached the other's final value."""
+    text = [curve_text(name, xs, ys, fmt, x_name, log) for name, (xs, ys) in curves.items()]
+    at = f"{x_name} " if x_name else "x = "
+    items = [(name, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)) for name, (xs, ys) in curves.items()]
+    for (a, xa, ya), (b, xb, yb) in ((p, q) for i, p in enumerate(items) for q in items[i + 1:]):
+        if len(xa) != len(xb) or len(xa) < 2 or not np.allclose(xa, xb):
+            continue
+        d = ya - yb
+        sides = np.sign(d[d != 0])
+        if sides.size and (sides == sides[0]).all():
+            low, high, yl, yh = (a, b, ya, yb) if sides[0] < 0 else (b, a, yb, ya)
+            level = " or level with" if (d == 0).any() else ""
+            sentence = f"{low} is below{level} {high} at every {x_name or 'x'}"
+            reached = np.nonzero(yl <= yh[-1])[0]
+            if reached.size and yl[0] > yh[-1]:          # falling curves: where the lower one got to the other's end
+                sentence += f"; it reaches {high}'s final {_num(yh[-1], fmt)} at {at}{_num(xa[int(reached[0])])}"
+            text.append(sentence + ".")
+        elif sides.size:
+            where = np.nonzero(d != 0)[0]
+            flips = [k for k in range(len(where) - 1) if np.sign(d[where[k]]) != np.sign(d[where[k + 1]])]
+            last = int(where[flips[-1]])
+            now_low = a if sides[-1] < 0 else b
+            text.append(f"{a} and {b} cross {len(flips)} time{'s' if len(flips) != 1 else ''}, the last between "
+                        f"{at}{_num(xa[last])} and {_num(xa[last + 1])}; after it {now_low} is lower.")
+    return " ".join(text)
+
+
+def level_text(name: str, xs: Sequence[float], ys: Sequence[float], level_name: str, level: float,
+               x_name: str = "") -> str:
+    """Where a curve is above and below a level line."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    at = f"{x_name} " if x_name else "x = "
+    above = y > level
+    if above.all() or (~above).all():
+        return f"{name} is {'above' if above.all() else 'below'} {level_name} everywhere."
+    flips = np.nonzero(above[1:] != above[:-1])[0]
+    if len(flips) == 1:
+        k = int(flips[0])
+        return (f"{name} is {'above' if above[0] else 'below'} {level_name} up to {at}{_num(x[k])} and "
+                f"{'below' if above[0] else 'above'} it from {_num(x[k + 1])} on.")
+    return f"{name} crosses {level_name} {len(flips)} times; it ends {'above' if above[-1] else 'below'} it."
 
 
 def histogram_text(values, fmt: str = ".3g", bins: int = 24) -> str:
@@ -116,58 +232,111 @@ def histogram_text(values, fmt: str = ".3g", bins: int = 24) -> str:
         return "No values."
     counts, edges = np.histogram(v, bins=bins)
     k = int(np.argmax(counts))
-    return (f"{v.size} values from {_num(v.min(), fmt)} to {_num(v.max(), fmt)}, mean {_num(v.mean(), fmt)}, "
-            f"standard deviation {_num(v.std(), fmt)}; the most ({int(counts[k])}) between {_num(edges[k], fmt)} "
-            f"and {_num(edges[k + 1], fmt)}.")
+    sd = float(v.std())
+    scale = float(np.abs(v).max())
+    skew = float(((v - v.mean()) ** 3).mean() / sd ** 3) if sd > 0 else 0.0
+    tail = "; a long tail to the right" if skew > 0.5 else "; a long tail to the left" if skew < -0.5 else ""
+    mean = _num(v.mean(), fmt, sd if sd > 0 else scale)
+    return (f"{v.size} values from {_num(v.min(), fmt)} to {_num(v.max(), fmt)}, mean {mean}, "
+            f"standard deviation {_num(sd, fmt)}; the most ({int(counts[k])}) between {_num(edges[k], fmt)} "
+            f"and {_num(edges[k + 1], fmt)}{tail}.")
+
+
+def _offsets(best: list[int], first: int) -> tuple[int, int]:
+    """The most common offset i - j of each row's largest entry (rows from ``first``), and how many rows have it."""
+    offs = [i - j for i, j in enumerate(best) if j >= 0 and i >= first]
+    if not offs:
+        return 0, 0
+    values, counts = np.unique(offs, return_counts=True)
+    k = int(np.argmax(counts))
+    return int(values[k]), int(counts[k])
+
+
+def _offset_words(offset: int) -> str:
+    steps = lambda k: f"{k} step{'s' if k != 1 else ''}"  # noqa: E731
+    return {0: "on the diagonal (itself)", 1: "one step left of the diagonal (the previous one)"}.get(
+        offset, f"{steps(offset)} left of the diagonal" if offset > 0 else f"{steps(-offset)} right of the diagonal")
 
 
 def grid_text(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
-              fmt: str = ".2f", row: int | None = None, top: int = TOP, rows_named: int = 16) -> str:
-    """A matrix drawn as colours. With ``row``: that row's ``top`` largest entries. Otherwise the largest entries
-    of the whole matrix, and each row's largest column (for up to ``rows_named`` rows; beyond that, how many rows
-    have their largest entry on the diagonal, the pattern a reader looks for). NaN (masked) entries are skipped."""
+              fmt: str = ".3g", row: int | None = None, top: int = TOP, rows_named: int = 12, by: str = "row") -> str:
+    """A matrix drawn as colours. With ``row``: that row's ``top`` largest entries. Otherwise the largest entries,
+    each row's largest (for up to ``rows_named`` rows), and for a square matrix where each row's (or, ``by="column"``,
+    each column's) largest entry sits: on the diagonal, one step left of it, ... (the most common place, and how
+    many rows share it). Rows and columns are numbered from 1. NaN (masked) entries are skipped."""
     A = np.asarray(M, dtype=float)
+    if by == "column":
+        A = A.T
+        row_labels, col_labels = col_labels, row_labels
     n, m = A.shape
-    rl = [_tok(t) for t in row_labels] if row_labels is not None else [f"row {i}" for i in range(n)]
-    cl = [_tok(t) for t in col_labels] if col_labels is not None else [f"column {j}" for j in range(m)]
+
+    def names(labels, k):   # a label that repeats ('the' three times) gets its position too
+        if labels is None:
+            return [str(i + 1) for i in range(k)]
+        twice = len(set(map(str, labels))) < len(labels)
+        return [_tok(t) + (f" at {i + 1}" if twice else "") for i, t in enumerate(labels)]
+    rl, cl = names(row_labels, n), names(col_labels, m)
+    what, other = ("row", "column") if by == "row" else ("column", "row")
     finite = np.where(np.isfinite(A), A, -np.inf)
+    scale = float(np.abs(A[np.isfinite(A)]).max()) if np.isfinite(A).any() else 1.0
+    say = lambda v: _num(v, fmt, scale)  # noqa: E731
     if row is not None:
         order = [j for j in np.argsort(-finite[row], kind="stable")[:top] if np.isfinite(finite[row, j])]
-        return (f"Row {rl[row]} (row {row}): largest " + ", ".join(f"{cl[j]} {_num(A[row, j], fmt)}" for j in order)
-                + ".")
+        return f"{what.capitalize()} {rl[row]}: largest " + "; ".join(f"{other} {cl[j]}: {say(A[row, j])}"
+                                                                      for j in order) + "."
     flat = [divmod(int(k), m) for k in np.argsort(-finite, axis=None, kind="stable")[:top]]
-    text = f"{n} by {m} grid; largest " + ", ".join(f"{rl[i]}, {cl[j]}: {_num(A[i, j], fmt)}" for i, j in flat
-                                                    if np.isfinite(A[i, j]))
+    text = f"{n} by {m} grid; largest " + ", ".join(f"{what} {rl[i]} and {other} {cl[j]}: {say(A[i, j])}"
+                                                    for i, j in flat if np.isfinite(A[i, j]))
     best = [int(np.argmax(finite[i])) if np.isfinite(finite[i]).any() else -1 for i in range(n)]
+    if np.isfinite(A).any():
+        text += f"; values from {say(np.nanmin(A))} to {say(np.nanmax(A))}"
     if n <= rows_named:
-        text += ". Each row's largest: " + ", ".join(f"{rl[i]} → {cl[j]}" for i, j in enumerate(best) if j >= 0)
-    elif n == m:
-        text += f". {sum(i == j for i, j in enumerate(best))} of the {n} rows have their largest on the diagonal"
+        text += f". Each {what}'s largest: " + ", ".join(f"{rl[i]} → {cl[j]}" for i, j in enumerate(best) if j >= 0)
+    if n == m:
+        masked_first = n > 1 and bool(np.isnan(A[0, 1:]).all())     # a causal mask: row 1 has one entry
+        offset, count = _offsets(best, first=1 if masked_first else 0)
+        rows = sum(j >= 0 for j in best) - masked_first
+        text += (f". The most common place of a {what}'s largest entry: {_offset_words(offset)}, for {count} of "
+                 f"{rows} {what}s")
+        if not masked_first:   # and of the other axis' (notebook 10 reads its OV table by columns)
+            down = [int(np.argmax(finite[:, j])) if np.isfinite(finite[:, j]).any() else -1 for j in range(m)]
+            on = sum(i == j for j, i in enumerate(down))
+            text += f"; a {other}'s largest entry is on the diagonal for {on} of {m} {other}s"
     return text + "."
 
 
-def pattern_text(A, tokens: Sequence[str], query: int | None = None, masked=None, top: int = TOP) -> str:
-    """An attention pattern (row i = query i, column j = key j): the selected query's strongest keys with their
-    weights, or else each query's strongest key (for up to 16 queries) and how many look at themselves or at the
-    previous token, the two patterns the series asks about."""
-    A = np.asarray(A, dtype=float).copy()
+def pattern_text(A, tokens: Sequence[str], query: int | None = None, masked=None, top: int = TOP,
+                 label: str = "") -> str:
+    """An attention pattern (row i = query i, column j = key j), positions counted from 1. First the summary that
+    tells heads apart: the mean weight a query gives the previous token and itself, and where most queries' strongest
+    key sits (with the range of those weights). Then, with ``query``, that query's strongest keys; without, each
+    query's strongest key when there are at most 8. The first query (which can only see itself) is left out of the
+    summary."""
+    W = np.asarray(A, dtype=float).copy()
     if masked is not None:
-        A[np.asarray(masked, dtype=bool)] = np.nan
+        W[np.asarray(masked, dtype=bool)] = np.nan
     n = len(tokens)
-    name = [f"{_tok(t)} ({i})" for i, t in enumerate(tokens)]
+    head = f"{label}: " if label else ""
+    best = [int(np.nanargmax(W[i])) if np.isfinite(W[i]).any() else -1 for i in range(n)]
+    parts = [f"{head}attention pattern, {n} by {n}"]
+    if n > 1:
+        prev = float(np.nanmean([W[i, i - 1] for i in range(1, n)]))
+        self_ = float(np.nanmean([W[i, i] for i in range(1, n)]))
+        offset, count = _offsets(best, first=1)
+        strongest = [W[i, j] for i, j in enumerate(best) if i >= 1 and j >= 0 and i - j == offset]
+        parts.append(f"on average a query gives {_num(prev, '.2f')} of its weight to the previous token and "
+                     f"{_num(self_, '.2f')} to itself; its strongest key is {_offset_words(offset)} for {count} of "
+                     f"{n - 1} queries (weights {_num(min(strongest), '.2f')} to {_num(max(strongest), '.2f')})")
     if query is not None:
-        w = np.where(np.isfinite(A[query]), A[query], -np.inf)
+        w = np.where(np.isfinite(W[query]), W[query], -np.inf)
         order = [j for j in np.argsort(-w, kind="stable")[:top] if np.isfinite(w[j])]
-        return (f"Query {name[query]} attends most to " + ", ".join(f"{name[j]} {_num(A[query, j], '.2f')}"
-                                                                   for j in order) + ".")
-    best = [int(np.nanargmax(A[i])) if np.isfinite(A[i]).any() else -1 for i in range(n)]
-    text = f"Attention pattern, {n} by {n}"
-    if n <= 16:
-        text += "; each query's strongest key: " + ", ".join(f"{name[i]} → {name[j]} {_num(A[i, j], '.2f')}"
-                                                             for i, j in enumerate(best) if j >= 0)
-    itself = sum(i == j for i, j in enumerate(best))
-    previous = sum(j == i - 1 for i, j in enumerate(best))
-    return text + f". {itself} of {n} queries look most at themselves, {previous} at the previous token."
+        parts.append(f"query {_at(tokens, query)} looks most at "
+                     + ", ".join(f"{_at(tokens, j)} (weight {_num(W[query, j], '.2f')})" for j in order))
+    elif n <= 8:
+        parts.append("each query's strongest key: " + ", ".join(
+            f"{_at(tokens, i)} looks at {_at(tokens, j)} (weight {_num(W[i, j], '.2f')})"
+            for i, j in enumerate(best) if j >= 0))
+    return ". ".join(p[0].upper() + p[1:] for p in parts) + "."
 
 
 def dots_text(rungs: Sequence[tuple[str, list[float]]], fmt: str = ".2f") -> str:
@@ -223,7 +392,7 @@ def figure_html(fig, dpi: int = 100) -> str:
     src = base64.b64encode(buf.getvalue()).decode("ascii")
     text = html.escape(figure_text(fig), quote=True)
     return (f'<figure class="gt-figure" style="margin:0"><img src="data:image/png;base64,{src}" alt="{text}">'
-            f'<details style="font:12px sans-serif;color:#333;max-width:60em"><summary>the figure in words</summary>'
+            f'<details style="font:12px sans-serif;max-width:60em"><summary>the figure in words</summary>'
             f"{text}</details></figure>")
 
 

@@ -15,11 +15,13 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 
-from helpers.plots.alt import SR_ONLY, _tok, curves_text, describe, grid_text, panel, pattern_text, signed_bars_text
+from helpers.plots.alt import (SR_ONLY, _tok, curves_text, describe, grid_text, panel, pattern_text, signed_bars_text,
+                               token_html)
 from helpers.plots.basic import _show, heatmap, new_axes
+from helpers.plots.palette import BLUE, DIVERGING, GREY, HATCH, LINES, MASKED, ORANGE, SELECTED, TEXT_MUTED, WHITE
 
 
-def weight_bars(ax: Axes | None, tokens: Sequence[str], a, title: str = "", color: str = "tab:orange") -> Axes:
+def weight_bars(ax: Axes | None, tokens: Sequence[str], a, title: str = "", color: str = ORANGE) -> Axes:
     """Vertical bars: the attention weight a_i of each context token (in order, left to right)."""
     ax = ax or new_axes((7, 2.8))
     a = np.asarray(a, dtype=float)
@@ -37,16 +39,17 @@ def weight_bars(ax: Axes | None, tokens: Sequence[str], a, title: str = "", colo
 def score_variance(ax: Axes | None, d_heads: Sequence[int], raw: Sequence[float], scaled: Sequence[float]) -> Axes:
     """Variance of q.k (grows like d_head) and of q.k / sqrt(d_head) (stays near 1) against d_head."""
     ax = ax or new_axes((5.5, 3.2))
-    ax.plot(d_heads, raw, "o-", label=r"$q^\top k$")
-    ax.plot(d_heads, scaled, "s-", label=r"$q^\top k / \sqrt{d_\mathrm{head}}$")
-    ax.plot(d_heads, d_heads, ":", color="gray", label=r"$d_\mathrm{head}$")
+    ax.plot(d_heads, raw, "o-", color=LINES[0], label=r"$q^\top k$")
+    ax.plot(d_heads, scaled, "s-", color=LINES[1], label=r"$q^\top k / \sqrt{d_\mathrm{head}}$")
+    ax.plot(d_heads, d_heads, ":", color=GREY, label=r"$d_\mathrm{head}$")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel(r"$d_\mathrm{head}$")
     ax.set_ylabel("variance of the score")
     ax.legend(fontsize=8)
-    describe(ax, "Variance of the score against d_head (both axes log 2). "
-             + curves_text({"q·k": (d_heads, raw), "q·k / sqrt(d_head)": (d_heads, scaled)}, x_name="d_head"))
+    describe(ax, "Variance of the score against d_head (both axes log 2; a dotted line marks variance = d_head). "
+             + curves_text({"q·k without scaling": (d_heads, raw),
+                            "q·k divided by the square root of d_head": (d_heads, scaled)}, x_name="d_head", log=True))
     return ax
 
 
@@ -61,7 +64,7 @@ def heads_side_by_side(fig, patterns, tokens: Sequence[str], titles: Sequence[st
     return list(axes)
 
 
-MASKED_GREY = "#8c8c8c"  # cells the causal mask set to -inf: darker than any near-zero score
+MASKED_GREY = MASKED  # cells the causal mask set to -inf: darker than any near-zero score
 
 
 def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -> Axes:
@@ -72,7 +75,7 @@ def score_heatmap(ax: Axes | None, S, tokens: Sequence[str], title: str = "S") -
     S = np.asarray(S, dtype=float)
     finite = S[np.isfinite(S)]
     lim = max(1e-6, float(np.abs(finite).max())) if finite.size else 1.0
-    cmap = mpl.colormaps["RdBu_r"].with_extremes(bad=MASKED_GREY)
+    cmap = mpl.colormaps[DIVERGING[0]].with_extremes(bad=MASKED_GREY)
     shown = np.where(np.isneginf(S), np.nan, S)
     im = ax.imshow(shown, cmap=cmap, norm=TwoSlopeNorm(vcenter=0.0, vmin=-lim, vmax=lim), aspect="auto")
     ax.set_xticks(range(len(tokens)), [_show(t) for t in tokens], rotation=90, fontsize=8)
@@ -89,15 +92,18 @@ def pattern_css(cell: int = 14) -> str:
     """The stylesheet ``pattern_html`` tables share. An explorer shows it once, in a widget that never changes,
     and draws its tables with ``css=False``: a ``<style>`` element inserted on every redraw would make the
     browser restyle the whole notebook each time."""
-    return (f"<style>table.gt-pattern.gt-c{cell} td{{width:{cell}px;height:{cell}px;padding:0;border:1px solid #fff}}"
-            "table.gt-pattern td.m{background:#eee repeating-linear-gradient(45deg,#ddd 0 2px,#f6f6f6 2px 4px)}"
+    return (f"<style>table.gt-pattern.gt-c{cell} td{{width:{cell}px;height:{cell}px;padding:0;"
+            f"border:1px solid {WHITE}}}"
+            f"table.gt-pattern td.m{{background:{HATCH[0]} repeating-linear-gradient(45deg,{HATCH[1]} 0 2px,"
+            f"{HATCH[2]} 2px 4px)}}"
             "table.gt-pattern th.k{writing-mode:vertical-rl;transform:rotate(180deg);padding:2px;font-weight:normal}"
             "table.gt-pattern th.q{text-align:right;padding-right:4px;font-weight:normal}"
-            "table.gt-pattern tr.sel{outline:2px solid #d62728}table.gt-pattern tr.sel th.q{font-weight:bold}</style>")
+            f"table.gt-pattern tr.sel{{outline:2px solid {SELECTED}}}table.gt-pattern tr.sel th.q{{font-weight:bold}}"
+            "</style>")
 
 
 def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14,
-                 marks: dict[str, object] | None = None, css: bool = True) -> str:
+                 marks: dict[str, object] | None = None, css: bool = True, label: str = "") -> str:
     """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
     shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
     hatches cells the mask removes; ``cell`` is the side of a cell in pixels; ``marks`` maps a CSS
@@ -117,20 +123,21 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
         for j in range(n):
             a = A[i, j]
             off = masked is not None and bool(masked[i, j])
-            style = [] if off else [f"background:#2166ac{round(255 * min(max(a, 0.0), 1.0)):02x}"]
+            style = [] if off else [f"background:{BLUE}{round(255 * min(max(a, 0.0), 1.0)):02x}"]
             style += [f"box-shadow:inset 0 0 0 2px {colour}" for colour, m in frames if m[i, j]][-1:]  # (rare) frame
             attrs = (' class="m"' if off else f' title="{labels[i]} → {labels[j]}: {a:.3f}"')  # (a masked cell is 0)
             cells.append(f'<td{attrs} style="{";".join(style)}"></td>' if style else f"<td{attrs}></td>")
         rows.append(f'<tr{" class=sel" if query == i else ""}><th class="q">{labels[i]}</th>{"".join(cells)}</tr>')
     return (f'{pattern_css(cell) if css else ""}<table class="gt-pattern {size}" '
             f'style="border-collapse:collapse;font:{min(11, cell)}px monospace">'
-            f'<caption style="{SR_ONLY}">{html.escape(pattern_text(A, tokens, query, masked))}</caption><tr>'
-            f'<th style="font-size:10px;color:#666">query&darr; key&rarr;</th>{head}</tr>'
+            f'<caption style="{SR_ONLY}">{html.escape(pattern_text(A, tokens, query, masked, label=label))}'
+            f"</caption><tr>"
+            f'<th style="font-size:10px;color:{TEXT_MUTED}">query&darr; key&rarr;</th>{head}</tr>'
             f'{"".join(rows)}</table>')
 
 
 def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 9,
-                       marks: dict[str, object] | None = None) -> str:
+                       marks: dict[str, object] | None = None, label: str = "") -> str:
     """The same picture as ``pattern_html`` (shade = a_ij on white, masked cells light grey, ``marks`` framed,
     the ``query`` row outlined) for long sequences: the n x n weights travel as one small PNG, n pixels a side,
     scaled up without smoothing, with the frames drawn over it in SVG. Two 32 x 32 patterns as table cells
@@ -138,10 +145,10 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     no per-cell tooltip; hovering a query token shows its row's three largest weights instead."""
     A = np.clip(np.asarray(A, dtype=float), 0.0, 1.0)
     n = len(tokens)
-    blue = np.array([0x21, 0x66, 0xAC]) / 255.0
+    blue = np.array([int(BLUE[k:k + 2], 16) for k in (1, 3, 5)]) / 255.0
     rgb = 1.0 - A[..., None] * (1.0 - blue)  # a over white, as the table's rgba shade
     if masked is not None:
-        rgb[np.asarray(masked, dtype=bool)] = 0xEE / 255.0
+        rgb[np.asarray(masked, dtype=bool)] = int(HATCH[0][1:3], 16) / 255.0
     buf = io.BytesIO()
     mpl.image.imsave(buf, rgb, format="png")
     src = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -153,7 +160,7 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
                            f'fill="none" stroke="{colour}" stroke-width="2"/>')
     if query is not None:
         overlay.append(f'<rect x="0.5" y="{query * cell + 0.5}" width="{side - 1}" height="{cell - 1}" fill="none" '
-                       f'stroke="#d62728" stroke-width="1.5"/>')
+                       f'stroke="{SELECTED}" stroke-width="1.5"/>')
     labels = [html.escape(_show(t)) for t in tokens]
     font = f"font:{min(11, cell)}px monospace;line-height:{cell}px"
     keys = "".join(f'<span style="display:inline-block;width:{cell}px;text-align:center">{lab}</span>'
@@ -165,20 +172,22 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     rows = "".join(f'<div title="{tip(i)}" style="height:{cell}px;{"font-weight:bold" if query == i else ""}">'
                    f"{lab}</div>" for i, lab in enumerate(labels))
     return (f'<div class="gt-pattern-image" style="display:grid;grid-template-columns:auto {side}px;{font}">'
-            f'<div style="font-size:10px;color:#666;align-self:end">query&darr; key&rarr;</div>'
+            f'<div style="font-size:10px;color:{TEXT_MUTED};align-self:end">query&darr; key&rarr;</div>'
             f'<div style="white-space:nowrap">{keys}</div>'
             f'<div style="text-align:right;padding-right:4px">{rows}</div>'
             f'<div style="position:relative;width:{side}px;height:{side}px">'
-            f'<img alt="{html.escape(pattern_text(A, tokens, query, masked), quote=True)}" '
+            f'<img alt="{html.escape(pattern_text(A, tokens, query, masked, label=label), quote=True)}" '
             f'src="data:image/png;base64,{src}" width="{side}" height="{side}" '
             f'style="image-rendering:pixelated;display:block">'
             f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
             f"</div></div>")
 
 
-def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[int, str] | None = None) -> str:
+def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[int, str] | None = None,
+                  words: dict[str, str] | None = None) -> str:
     """One query's weights as horizontal HTML bars, largest value labelled. ``marks`` colours some
-    keys' bars (key index -> CSS colour), e.g. the tokens an induction head should attend to."""
+    keys' bars (key index -> CSS colour), e.g. the tokens an induction head should attend to; ``words`` says in
+    text what each mark colour means (colour -> words, written after the value), so colour is never alone."""
     w = np.asarray(weights, dtype=float)
     top = float(w.max()) if len(w) else 1.0
     marks = marks or {}
@@ -186,10 +195,12 @@ def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[i
     for j, (t, a) in enumerate(zip(tokens, w)):
         width = 0 if top <= 0 else 180 * a / top
         lines.append(f'<div style="font:11px monospace;display:flex;align-items:center;height:14px">'
-                     f'<span style="width:7em;text-align:right;padding-right:4px">{html.escape(_show(t))}</span>'
+                     f'<span style="width:7em;text-align:right;padding-right:4px">{token_html(t)}</span>'
                      f'<span style="display:inline-block;width:{width:.0f}px;height:10px;'
-                     f'background:{marks.get(j, "#2166ac")}"></span>'
-                     f'<span style="padding-left:4px">{a:.3f}</span></div>')
+                     f'background:{marks.get(j, BLUE)}"></span>'
+                     f'<span style="padding-left:4px">{a:.3f}</span>'
+                     + (f'<span style="padding-left:4px">({html.escape(words[marks[j]])})</span>'
+                        if words and j in marks and marks[j] in words else "") + "</div>")
     return "".join(lines)
 
 

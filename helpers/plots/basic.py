@@ -10,7 +10,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from helpers.plots.alt import bars_text, curves_text, describe, grid_text, panel
+from helpers.plots.alt import bars_text, curves_text, describe, grid_text, level_text, panel
+from helpers.plots.palette import BLUE, GREY, INK, LINES
 
 
 def new_axes(figsize=(7, 3)) -> Axes:
@@ -22,7 +23,7 @@ def new_axes(figsize=(7, 3)) -> Axes:
 
 
 def bars(ax: Axes | None, items: Sequence[tuple[str, float]], title: str = "",
-         xlabel: str = "probability", color: str = "tab:blue") -> Axes:
+         xlabel: str = "probability", color: str = BLUE) -> Axes:
     """Horizontal bars of (label, value), first item on top; labels show tokens readably."""
     ax = ax or new_axes()
     labels = [_show(t) for t, _ in items][::-1]
@@ -42,25 +43,27 @@ def loss_curves(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequen
                 baselines: dict[str, float] | None = None, title: str = "") -> Axes:
     """Loss against training step for each named curve, with horizontal lines for baselines."""
     ax = ax or new_axes()
-    for name, (x, y) in curves.items():
-        ax.plot(x, y, label=name)
-    for i, (name, value) in enumerate((baselines or {}).items()):
-        ax.axhline(value, ls="--", lw=1, color=f"C{i + len(curves)}", label=f"{name} ({value:.2f})")
+    for i, (name, (x, y)) in enumerate(curves.items()):
+        ax.plot(x, y, color=LINES[i % len(LINES)], label=name)
+    for i, (name, value) in enumerate((baselines or {}).items(), start=len(curves)):
+        ax.axhline(value, ls="--", lw=1, color=LINES[i % len(LINES)], label=f"{name} ({value:.2f})")
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats / token)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    baseline = " ".join(f"{name}: {value:.2f} (a level line)." for name, value in (baselines or {}).items())
+    levels = " ".join(f"{name}: {value:.2f} (a level line). "
+                      + " ".join(level_text(c, x, y, name, value, "step") for c, (x, y) in curves.items())
+                      for name, value in (baselines or {}).items())
     describe(ax, panel(ax, "cross-entropy against training step. " + curves_text(curves, x_name="step") +
-                       (" " + baseline if baseline else "")))
+                       (" " + levels if levels else "")))
     return ax
 
 
 def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None,
             title: str = "", cmap: str = "Blues", vmin=None, vmax=None, colorbar: bool = True,
-            text: str | None = None) -> Axes:
+            text: str | None = None, by: str = "row") -> Axes:
     """A matrix as colours with token labels on both axes; ``text`` says what it shows in words (by default its
-    largest entries and each row's largest, ``alt.grid_text``)."""
+    largest entries and where each row's largest sits, or each column's with ``by="column"``: ``alt.grid_text``)."""
     ax = ax or new_axes((5, 4.5))
     M = np.asarray(M, dtype=float)
     im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -72,22 +75,23 @@ def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: S
     if colorbar:
         fig: Figure = ax.figure
         fig.colorbar(im, ax=ax, shrink=0.8)
-    describe(ax, panel(ax, text if text is not None else grid_text(M, ylabels, xlabels)))
+    describe(ax, panel(ax, text if text is not None else grid_text(M, ylabels, xlabels, by=by)))
     return ax
 
 
 def lines(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequence[float]]], xlabel: str, ylabel: str,
           title: str = "", scale: str = "linear", levels: dict[str, float] | None = None, style: str = "-",
-          divider: tuple[float, str] | None = None, figsize=(6, 3)) -> Axes:
+          divider: tuple[float, str] | None = None, figsize=(6, 3), x_name: str | None = None) -> Axes:
     """Curves of any measurement, {label: (xs, ys)}, with dashed level lines ``levels`` {label: y} and a
-    dotted vertical ``divider`` (x, label). ``scale``: "linear", "logx" (base 2), or "loglog"."""
+    dotted vertical ``divider`` (x, label). ``scale``: "linear", "logx" (base 2), or "loglog". ``x_name``: what
+    the words call x (default: ``xlabel``)."""
     ax = ax or new_axes(figsize)
-    for name, (x, y) in curves.items():
-        ax.plot(x, y, style, ms=3, label=name)
+    for i, (name, (x, y)) in enumerate(curves.items()):
+        ax.plot(x, y, style, ms=3, color=LINES[i % len(LINES)], label=name)
     for i, (name, y) in enumerate((levels or {}).items()):
-        ax.axhline(y, ls="--", lw=1, color=["gray", "black"][i % 2], label=name)
+        ax.axhline(y, ls="--", lw=1, color=(GREY, INK)[i % 2], label=name)
     if divider is not None:
-        ax.axvline(divider[0], color="gray", ls=":", label=divider[1])
+        ax.axvline(divider[0], color=GREY, ls=":", label=divider[1])
     if scale == "logx":
         ax.set_xscale("log", base=2)
     elif scale == "loglog":
@@ -98,11 +102,13 @@ def lines(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequence[flo
     ax.set_title(title, fontsize=10)
     if len(curves) + len(levels or {}) + (divider is not None) > 1:
         ax.legend(fontsize=8)
-    extra = " ".join(f"{name}: {y:.3g} (a dashed level line)." for name, y in (levels or {}).items())
+    x_name = x_name or xlabel
+    extra = " ".join(f"{name}: {y:.3g} (a dashed level line). " + " ".join(
+        level_text(c, cx, cy, name, y, x_name) for c, (cx, cy) in curves.items()) for name, y in (levels or {}).items())
     if divider is not None:
-        extra += f" A dotted line at {xlabel} {divider[0]:g}: {divider[1]}."
-    describe(ax, panel(ax, f"{ylabel} against {xlabel}. " + curves_text(curves, x_name=xlabel) +
-                       (" " + extra.strip() if extra.strip() else "")))
+        extra += f" A dotted line at {x_name} {divider[0]:g}: {divider[1]}."
+    describe(ax, panel(ax, f"{ylabel} against {xlabel}. " + curves_text(curves, x_name=x_name, log=scale != "linear")
+                       + (" " + extra.strip() if extra.strip() else "")))
     return ax
 
 

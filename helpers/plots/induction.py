@@ -10,6 +10,7 @@ from matplotlib.axes import Axes
 
 from helpers.plots.alt import curves_text, describe
 from helpers.plots.basic import new_axes
+from helpers.plots.palette import AXIS, BLUE, GREY, INK, ORANGE, SELECTED, WHITE
 
 
 def smooth(values: Sequence[float], window: int = 10) -> np.ndarray:
@@ -24,12 +25,12 @@ def smooth(values: Sequence[float], window: int = 10) -> np.ndarray:
 def phase_change(ax: Axes | None, run, title: str = "the phase change") -> Axes:
     """Training loss (left axis) with the induction and previous-token scores (right axis) of an InductionRun."""
     ax = ax or new_axes((7, 3.2))
-    ax.plot(run.step, smooth(run.loss), color="tab:blue", label="training loss")
+    ax.plot(run.step, smooth(run.loss), color=BLUE, label="training loss")
     ax.set_xlabel("training step")
-    ax.set_ylabel("loss (nats/token)", color="tab:blue")
+    ax.set_ylabel("loss (nats/token)")
     right = ax.twinx()
-    right.plot(run.eval_step, run.induction, "o-", ms=3, color="tab:orange", label="induction score (layer 1)")
-    right.plot(run.eval_step, run.previous, "s--", ms=3, color="tab:green", label="previous-token score (layer 0)")
+    right.plot(run.eval_step, run.induction, "o-", ms=3, color=ORANGE, label="induction score (layer 1)")
+    right.plot(run.eval_step, run.previous, "s--", ms=3, color=GREY, label="previous-token score (layer 0)")
     right.set_ylim(0, 1)
     right.set_ylabel("score")
     lines = ax.get_lines() + right.get_lines()
@@ -61,9 +62,9 @@ def curve_svg(xs: Sequence[float], curves: dict[str, tuple[Sequence[float], str]
     said = html.escape(f"{label}. " + curves_text({name: (xs, ys) for name, (ys, _) in curves.items()}, x_name="step")
                        + (f" Marked: step {marker:.0f}." if marker is not None else ""), quote=True)
     parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{said}" '
-             f'style="font:10px sans-serif;background:#fff"><desc>{said}</desc>',
-             f'<line x1="{pad}" y1="{height - 18}" x2="{width - 6}" y2="{height - 18}" stroke="#999"/>',
-             f'<line x1="{pad}" y1="8" x2="{pad}" y2="{height - 18}" stroke="#999"/>',
+             f'style="font:10px sans-serif;background:{WHITE}">',
+             f'<line x1="{pad}" y1="{height - 18}" x2="{width - 6}" y2="{height - 18}" stroke="{AXIS}"/>',
+             f'<line x1="{pad}" y1="8" x2="{pad}" y2="{height - 18}" stroke="{AXIS}"/>',
              f'<text x="{pad - 3}" y="12" text-anchor="end">{top:.3g}</text>',
              f'<text x="{pad - 3}" y="{height - 18}" text-anchor="end">0</text>',
              f'<text x="{width - 6}" y="{height - 4}" text-anchor="end">step {x1:.0f}</text>',
@@ -71,9 +72,12 @@ def curve_svg(xs: Sequence[float], curves: dict[str, tuple[Sequence[float], str]
     for k, (name, (ys, colour)) in enumerate(curves.items()):
         pts = " ".join(f"{px(x):.1f},{py(float(y)):.1f}" for x, y in zip(xs, ys))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{pts}"/>')
-        parts.append(f'<text x="{width - 8}" y="{20 + 12 * k}" text-anchor="end" fill="{colour}">{name}</text>')
+        # the name in dark text (a coloured one would fail contrast on white), a swatch of the curve's colour before it
+        parts.append(f'<text x="{width - 8}" y="{20 + 12 * k}" text-anchor="end" fill="{INK}">{html.escape(name)}'
+                     f'</text><line x1="{width - 14 - 5.5 * len(name)}" y1="{17 + 12 * k}" '
+                     f'x2="{width - 26 - 5.5 * len(name)}" y2="{17 + 12 * k}" stroke="{colour}" stroke-width="3"/>')
     if marker is not None:
         parts.append(f'<line x1="{px(marker):.1f}" y1="8" x2="{px(marker):.1f}" y2="{height - 18}" '
-                     f'stroke="#d62728" stroke-dasharray="3,2"/>')
+                     f'stroke="{SELECTED}" stroke-dasharray="3,2"/>')
     parts.append("</svg>")
     return "".join(parts)

@@ -8,6 +8,7 @@ from matplotlib.axes import Axes
 
 from helpers.plots.alt import curves_text, describe, dots_text, panel
 from helpers.plots.basic import new_axes
+from helpers.plots.palette import BLUE, GREY, INK, LINES
 
 
 def _values(value: float | Sequence[float]) -> list[float]:
@@ -27,9 +28,9 @@ def rung_dots(ax: Axes | None, rungs: Sequence[tuple[str, float | Sequence[float
         y = len(rungs) - 1 - i
         vals = _values(value)
         mean = sum(vals) / len(vals)
-        color = "tab:gray" if i < baselines else "tab:blue"
+        color = GREY if i < baselines else BLUE
         ax.plot(vals, [y] * len(vals), "o", color=color, markersize=5, alpha=0.8)
-        ax.plot([mean, mean], [y - 0.3, y + 0.3], color="black", linewidth=1.5)
+        ax.plot([mean, mean], [y - 0.3, y + 0.3], color=INK, linewidth=1.5)
         text = f"  {mean:.2f} ({min(vals):.2f}–{max(vals):.2f})" if len(vals) > 1 else f"  {mean:.2f}"
         ax.text(max(vals), y, text, va="center", fontsize=8)
     low, high = min(everything), max(everything)
@@ -50,11 +51,12 @@ def curves(ax: Axes | None, runs: dict[str, Sequence[Sequence[float]]], every: i
     """
     ax = ax or new_axes((6.5, 3.2))
     means, spread = {}, []
-    for label, per_seed in runs.items():
+    for k, (label, per_seed) in enumerate(runs.items()):
         n = min(len(c) for c in per_seed)
         steps = [every * (i + 1) for i in range(n)]
         columns = [[c[i] for c in per_seed] for i in range(n)]
-        line, = ax.plot(steps, [sum(col) / len(col) for col in columns], marker=".", label=label)
+        line, = ax.plot(steps, [sum(col) / len(col) for col in columns], marker=".", color=LINES[k % len(LINES)],
+                        label=label)
         ax.fill_between(steps, [min(col) for col in columns], [max(col) for col in columns],
                         color=line.get_color(), alpha=0.2, linewidth=0)
         means[f"{label} (mean of {len(per_seed)} seeds)"] = (steps, [sum(col) / len(col) for col in columns])

@@ -7,24 +7,30 @@ from collections.abc import Callable
 import torch
 from matplotlib.axes import Axes
 
-from helpers.plots.alt import curve_text, describe
+from helpers.plots.alt import _num, describe
 from helpers.plots.basic import new_axes
+from helpers.plots.palette import INK, LINES
 
 
 def activations(ax: Axes | None, funcs: dict[str, Callable], lo: float = -4, hi: float = 4) -> Axes:
     """Plot each named elementwise function (e.g. ReLU, GELU) on [lo, hi]."""
     ax = ax or new_axes((6, 3))
     x = torch.linspace(lo, hi, 401)
-    for name, f in funcs.items():
-        ax.plot(x.numpy(), f(x).numpy(), label=name, lw=2)
-    ax.axhline(0, color="k", lw=0.5)
-    ax.axvline(0, color="k", lw=0.5)
+    for i, (name, f) in enumerate(funcs.items()):
+        ax.plot(x.numpy(), f(x).numpy(), color=LINES[i % len(LINES)], ls=("-", "--")[i % 2], label=name, lw=2)
+    ax.axhline(0, color=INK, lw=0.5)
+    ax.axvline(0, color=INK, lw=0.5)
     ax.set_xlabel("input")
     ax.set_ylabel("output")
     ax.legend()
-    marks = torch.tensor([lo, -1.0, 0.0, 1.0, hi])
-    describe(ax, f"{ax.get_title() or 'Nonlinearities'}: each function's output at inputs "
-             f"{', '.join(f'{v:g}' for v in marks.tolist())}: "
-             + "; ".join(f"{name}: " + ", ".join(f"{float(y):.2f}" for y in f(marks)) for name, f in funcs.items())
-             + ". " + " ".join(curve_text(name, x.numpy(), f(x).numpy(), x_name="input") for name, f in funcs.items()))
+    marks = torch.tensor([lo, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, hi])
+    lows = []
+    for name, f in funcs.items():
+        y = f(x)
+        k = int(y.argmin())
+        lows.append(f"{name} is lowest, {_num(float(y[k]), '.2f')}, at input {_num(float(x[k]), '.2f')}"
+                    if float(y[k]) < -1e-6 else f"{name} is never below 0")
+    describe(ax, "Each function's output at inputs " + ", ".join(_num(float(v)) for v in marks) + ": "
+             + "; ".join(f"{name}: " + ", ".join(_num(float(y), ".2f") for y in f(marks)) for name, f in funcs.items())
+             + ". " + "; ".join(lows) + ".")
     return ax

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 
-from helpers.plots.svg import BLUE, GREY
+from helpers.plots.palette import BLUE, GREY, INK, MARK_FILL, MARK_STROKE, MARK_TEXT, PLAIN_FILL, WHITE
 
 # part name -> what it is, in words for the text alternative
 PARTS: dict[str, str] = {
@@ -79,9 +79,7 @@ NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
 
 WIDTH, HEIGHT = 904, 236
 STREAM_Y = 160                      # the residual stream's line
-MARK_FILL, MARK_STROKE, MARK_TEXT = "#fee0b6", "#b35806", "#8c4a00"   # text: 7:1 on white (WCAG AA needs 4.5:1)
-PLAIN_FILL, PLAIN_STROKE = "#f4f4f4", GREY
-INK = "#222"
+PLAIN_STROKE = GREY                 # (colours: helpers.plots.palette; the marked label's text is 7:1 on white)
 FAINT = 0.3                         # opacity of the parts this notebook's models do not have
 
 
@@ -206,7 +204,7 @@ def model_map_svg(parts=(), faint=(), title: str = "Where this sits in the model
         body.append(f'<g opacity="{FAINT if sub_faint else 1}"><polyline points="{x_sub + w_sub},80 {x_add},80 '
                     f'{x_add},{STREAM_Y - 10}" fill="none" stroke="{INK}" stroke-width="1.3" '
                     f'marker-end="url(#{uid}-head)"/>'
-                    f'<circle cx="{x_add}" cy="{STREAM_Y}" r="8" fill="#fff" stroke="{INK}" stroke-width="1.3"/>'
+                    f'<circle cx="{x_add}" cy="{STREAM_Y}" r="8" fill="{WHITE}" stroke="{INK}" stroke-width="1.3"/>'
                     f'<text x="{x_add}" y="{STREAM_Y + 4}" text-anchor="middle" font-size="13" fill="{INK}">+</text>'
                     f'<text x="{x_add + 11}" y="{STREAM_Y - 7}" font-size="10" fill="{INK}">{x_new}</text>'
                     f'<text x="{x_add - 12}" y="{STREAM_Y + 22}" text-anchor="end" font-size="10" fill="{INK}">'
@@ -214,7 +212,7 @@ def model_map_svg(parts=(), faint=(), title: str = "Where this sits in the model
     desc = map_text(m, f)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
             f'height="{HEIGHT}" role="img" aria-labelledby="{uid}-title" aria-describedby="{uid}-desc" '
-            f'style="font-family:sans-serif;font-size:12px;background:#fff;max-width:100%;height:auto">'
+            f'style="font-family:sans-serif;font-size:12px;background:{WHITE};max-width:100%;height:auto">'
             f'<title id="{uid}-title">{_e(title)}</title><desc id="{uid}-desc">{_e(desc)}</desc>'
             + "".join(body) + "</svg>")
 

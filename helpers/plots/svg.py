@@ -26,7 +26,7 @@ from matplotlib.ticker import MaxNLocator
 from helpers.plots.alt import SR_ONLY, bars_text, grid_text, histogram_text, signed_bars_text
 from helpers.plots.basic import _show
 
-BLUE, ORANGE, GREY, RED = "#2166ac", "#e08214", "#878787", "#b2182b"  # distinct under the common colour blindnesses
+from helpers.plots.palette import AXIS, BLUE, GREY, INK, ORANGE, RED, WHITE  # noqa: F401  (the explorers' names)
 FONT = "font-family:sans-serif;font-size:11px"
 
 
@@ -51,11 +51,11 @@ def signed(value: float, fmt: str = ".2f") -> str:
 
 
 def _svg(width: int, height: int, title: str, body: list[str], desc: str) -> str:
-    """The chart's accessible name is its title and its data in words (``desc``, from ``alt``): a screen reader
-    says both; ``<title>`` and ``<desc>`` carry the same for other readers of SVG."""
+    """The chart's accessible name is its title and its data in words (``desc``, from ``alt``), said once: no
+    ``<desc>`` repeats it as a description (``<title>``, the title alone, is the tooltip)."""
     name = f"{title}. {desc}" if title else desc
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-            f'aria-label="{_e(name)}" style="{FONT};background:#fff"><title>{_e(title)}</title><desc>{_e(desc)}</desc>'
+            f'aria-label="{_e(name)}" style="{FONT};background:{WHITE}"><title>{_e(title)}</title>'
             + "".join(body) + "</svg>")
 
 
@@ -80,10 +80,10 @@ def hbars(items: Sequence[tuple[str, float]], title: str = "", xlabel: str = "pr
                     f'<rect x="{left}" y="{y + 2}" width="{v * scale:.1f}" height="{bar - 4}" fill="{color}"/>'
                     f'<text x="{left + v * scale + 3:.1f}" y="{y + bar * 0.72:.1f}">{v:{fmt}}</text>')
     axis_y = top + bar * len(values) + 2
-    body.append(f'<line x1="{left}" y1="{axis_y}" x2="{width - right}" y2="{axis_y}" stroke="#444"/>')
+    body.append(f'<line x1="{left}" y1="{axis_y}" x2="{width - right}" y2="{axis_y}" stroke="{AXIS}"/>')
     for t in ticks(0.0, top_value):
         x = left + t * scale
-        body.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#444"/>'
+        body.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="{AXIS}"/>'
                     f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle">{signed(t, ".4g")}</text>')
     body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>')
     return _svg(width, height, title, body, f"{xlabel}, " + bars_text(items, fmt))
@@ -113,9 +113,9 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
     cols = [colors] * n if isinstance(colors, str) else list(colors)
     body = [_title(width, title)]
     for t in tick_values:
-        body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="#444"/>'
+        body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="{AXIS}"/>'
                     f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{signed(t, ".4g")}</text>')
-    body.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>')
+    body.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="{AXIS}"/>')
     for i, value in enumerate(v):
         x, y0, y1 = left + i * step + gap / 2, y(0.0), y(value)
         body.append(f'<rect x="{x:.1f}" y="{min(y0, y1):.1f}" width="{max(step - gap, 0.6):.1f}" '
@@ -130,7 +130,7 @@ def vbars(labels: Sequence[str], values: Sequence[float], title: str = "", ylabe
         if labels:
             body.append(f'<text x="{x + (step - gap) / 2:.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
                         f"{_e(_show(str(labels[i])))}</text>")
-    body.append(f'<line x1="{left}" y1="{y(0.0):.1f}" x2="{width - right}" y2="{y(0.0):.1f}" stroke="#444"/>')
+    body.append(f'<line x1="{left}" y1="{y(0.0):.1f}" x2="{width - right}" y2="{y(0.0):.1f}" stroke="{AXIS}"/>')
     if ylabel:
         body.append(f'<text transform="translate(11,{top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">'
                     f"{_e(ylabel)}</text>")
@@ -165,18 +165,18 @@ def histogram(values, bins: int = 24, title: str = "", xlabel: str = "entry valu
             body.append(f'<rect x="{x(a):.1f}" y="{y(c):.1f}" width="{max(x(b) - x(a) - 0.5, 0.5):.1f}" '
                         f'height="{top + plot_h - y(c):.1f}" fill="{color}" fill-opacity="0.85"/>')
     for t in ticks(0, cmax):
-        body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="#444"/>'
+        body.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left}" y2="{y(t):.1f}" stroke="{AXIS}"/>'
                     f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{signed(t, ".4g")}</text>')
     for t in ticks(lo, hi, 5):
         body.append(f'<line x1="{x(t):.1f}" y1="{top + plot_h}" x2="{x(t):.1f}" y2="{top + plot_h + 4}" '
-                    f'stroke="#444"/><text x="{x(t):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
+                    f'stroke="{AXIS}"/><text x="{x(t):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
                     f"{signed(t, '.4g')}</text>")
-    body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="#444"/>'
-                f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>')
+    body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="{AXIS}"/>'
+                f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="{AXIS}"/>')
     for at, dash in ((mu, ""), (mu - sd, ' stroke-dasharray="4,3"'), (mu + sd, ' stroke-dasharray="4,3"')):
         if lo <= at <= hi:
             body.append(f'<line x1="{x(at):.1f}" y1="{top}" x2="{x(at):.1f}" y2="{top + plot_h}" '
-                        f'stroke="#000" stroke-width="1.3"{dash}/>')
+                        f'stroke="{INK}" stroke-width="1.3"{dash}/>')
     body.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" text-anchor="middle">{_e(xlabel)}</text>'
                 f'<text transform="translate(11,{top + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">'
                 f"{_e(ylabel)}</text>")
@@ -201,7 +201,7 @@ def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: st
         rows.append(f'<tr><th style="font-weight:normal;text-align:right;padding-right:4px">{_e(lab)}</th>{cells}</tr>')
     dark = colours.reshape(-1, 4)[int(np.argmax(v))] if v.size else (0, 0, 0, 1)
     legend = (f'<div style="margin-top:3px">0 <span style="display:inline-block;width:60px;height:9px;'
-              f'background:linear-gradient(90deg,#fff,rgb({int(255 * dark[0])},{int(255 * dark[1])},'
+              f'background:linear-gradient(90deg,{WHITE},rgb({int(255 * dark[0])},{int(255 * dark[1])},'
               f'{int(255 * dark[2])}))"></span> {top:{fmt}}</div>')
     return (f'<div style="{FONT}"><div style="font-weight:bold;text-align:center;margin-bottom:2px">{_e(title)}</div>'
             f'<table style="border-collapse:collapse;{FONT};line-height:1">'

@@ -27,6 +27,8 @@ from helpers.interp.loss import per_position_loss
 from helpers.model import names
 from helpers.model.transformer import Transformer, mask_switched
 from helpers.plots import svg
+from helpers.plots.alt import token_html
+from helpers.plots.palette import TEXT_MUTED
 from helpers.plots.attention import pattern_css, pattern_html, pattern_image_html, row_bars_html
 from helpers.ngrams import top_k
 from helpers.softmax import softmax
@@ -36,7 +38,7 @@ from helpers.widgets.base import Explorer, choice, chosen, text_box
 
 def _notice(prompt) -> str:
     note = prompt.notice()
-    return f'<br><span class="gt-notice" style="color:#8a5a00">Note: {html.escape(note)}.</span>' if note else ""
+    return f'<br><span class="gt-notice" style="color:{TEXT_MUTED}">Note: {html.escape(note)}.</span>' if note else ""
 
 
 def _tokens_line(tokens) -> str:
@@ -127,8 +129,10 @@ class PatternExplorer(Explorer):
         _, cache = _run(self.model, prompt.ids, masked)
         A = cache[names.key(L, "A")][h]  # (n, n)
         future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        table = pattern_html(A, prompt.tokens, query=row, masked=future if masked else None, css=False,
+                             label=f"layer {L}, head {h}")
         view = (f'<div style="display:flex;gap:24px;align-items:flex-start">'
-                f'{pattern_html(A, prompt.tokens, query=row, masked=future if masked else None, css=False)}'
+                f'{table}'
                 f'<div>{row_bars_html(A[row], prompt.tokens, f"query {i}: {prompt.tokens[row]!r} attends to")}'
                 f"</div></div>")
         peek = float(A[:, :].triu(1).sum(-1).mean())
@@ -207,6 +211,9 @@ class HeadsExplorer(Explorer):
         if not self._syncing:  # one redraw per learner change, not one per button the layer change sets
             super().update(*args)
 
+    def _head_label(self, layer: int, h: int) -> str:
+        return f"layer {layer}, head {h}" + (" (switched off)" if (layer, h) in self.off else "")
+
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         L, n = self.layer.value, len(prompt.ids)
@@ -217,7 +224,8 @@ class HeadsExplorer(Explorer):
         cells = "".join(
             f'<div style="{"opacity:0.35" if (L, h) in self.off else ""}"><div style="font:12px sans-serif;'
             f'text-align:center"><b>head {h}</b>{" (off)" if (L, h) in self.off else ""}</div>'
-            f"{pattern_image_html(A[h], prompt.tokens, masked=future, cell=14)}</div>" for h in range(len(A)))
+            f"{pattern_image_html(A[h], prompt.tokens, masked=future, cell=14, label=self._head_label(L, h))}</div>"
+            for h in range(len(A)))
 
         def guesses():  # next-token probabilities after the last token, and the loss on the text (n > 1)
             return (self.model.next_token_probs(prompt.ids),
@@ -230,23 +238,24 @@ class HeadsExplorer(Explorer):
         vocab = self.tok.vocab
         best = int(p_all.argmax())
         which = ", ".join(f"layer {a} head {b}" for a, b in off)
-        label = f"without {which}" if off else "every head on"
         view = (f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
                 + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
-                          svg.hbars(top_k(p_off, self.top, vocab), title=f"next token, {label}", width=260,
+                          svg.hbars(top_k(p_off, self.top, vocab), width=260,
+                                    title=f"next token, {len(off)} head{'s' if len(off) != 1 else ''} off" if off
+                                    else "next token, every head on",
                                     color=svg.ORANGE if off else svg.BLUE)))
         text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
                 f"hover a query token for its largest weights). ")
         if off:
             text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
-                     f"p(<code>{html.escape(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
+                     f"p(<code>{token_html(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
                      f"&rarr; {float(p_off[best]):.2f}; top guess "
-                     f"<code>{html.escape(vocab[int(p_off.argmax())])}</code>")
+                     f"<code>{token_html(vocab[int(p_off.argmax())])}</code>")
             if loss_all is not None:
                 text += f"; loss on this text {float(loss_all):.2f} &rarr; {float(loss_off):.2f} nats/token"
             text += "."
         else:
-            text += (f"Every head is on: the top guess after the last token is <code>{html.escape(vocab[best])}</code> "
+            text += (f"Every head is on: the top guess after the last token is <code>{token_html(vocab[best])}</code> "
                      f"(p = {float(p_all[best]):.2f}). Switch a head off to see what it contributes.")
         state = {"layer": L, "n": n, "text": self.text.value} | {
             f"head{h}": "off" if (L, h) in self.off else "on" for h in range(len(A))} | {

@@ -26,6 +26,9 @@ import time
 
 import ipywidgets as W
 
+from helpers.plots.palette import TEXT_ERROR, TEXT_MUTED
+from helpers.widgets.a11y import SliderNames
+
 # Errors a learner can cause by typing; anything else is a bug and should surface.
 LEARNER_ERRORS = (ValueError, KeyError, IndexError, TypeError)
 
@@ -71,8 +74,9 @@ class Explorer:
         self.seconds: list[float] = []  # how long each redraw took in the kernel (compute + HTML)
         for c in controls:
             c.observe(self.update, names="value")
-        parts = [W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view]
+        parts = [W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view, SliderNames()]
         self.box = W.VBox(([W.HTML(self.stylesheet)] if self.stylesheet else []) + parts)
+        self.box.add_class("gt-explorer")
         self.update()
 
     def render(self) -> tuple[str, dict, str]:  # pragma: no cover - abstract
@@ -91,11 +95,11 @@ class Explorer:
         except LEARNER_ERRORS as e:
             self.last_error, self.last_state, self._last_view = str(e), {"error": type(e).__name__}, None
             self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
-                                  f'style="color:#b00020">&#9888; {html.escape(str(e))}</div>')
+                                  f'style="color:{TEXT_ERROR}">&#9888; {html.escape(str(e))}</div>')
             self.view.value = '<div class="gt-view" data-state="error"></div>'  # no stale picture
             return
         if view == self._last_view and self.last_state and state != self.last_state:
-            text += (f'<br><small class="gt-same" style="color:#555">The picture is the same as before: '
+            text += (f'<br><small class="gt-same" style="color:{TEXT_MUTED}">The picture is the same as before: '
                      f"{html.escape(self.why_unchanged(self.last_state, state))}.</small>")
         self.last_error, self.last_state, self._last_view = "", state, view
         s = html.escape(state_string(state))

@@ -17,6 +17,7 @@ from helpers.interp.circuits import token_ov_table, token_qk_table
 from helpers.interp.validate import check_head
 from helpers.model.transformer import Transformer
 from helpers.plots.attention import row_bars_html
+from helpers.plots.palette import ORANGE
 from helpers.widgets.base import Explorer, choice, text_box
 
 
@@ -57,9 +58,10 @@ class CircuitExplorer(Explorer):
         top_o = col.topk(self.top).indices.tolist()
         keys = [_label(ALPHABET[i]) for i in top_k]
         outs = [_label(ALPHABET[i]) for i in top_o]
-        mark = {k: "#d95f02" for k, i in enumerate(top_o) if i == a}
+        mark = {k: ORANGE for k, i in enumerate(top_o) if i == a}
         qk_bars = row_bars_html((row[top_k] - row.mean()).numpy(), keys, "QK: key tokens it attends to (score − mean)")
-        ov_bars = row_bars_html((col[top_o] - col.mean()).numpy(), outs, "OV: tokens it writes (logit − mean)", mark)
+        ov_bars = row_bars_html((col[top_o] - col.mean()).numpy(), outs, "OV: tokens it writes (logit − mean)", mark,
+                                {ORANGE: "the attended token itself"})
         view = (f'<div style="display:flex;gap:28px;align-items:flex-start">'
                 f"<div>{qk_bars}</div><div>{ov_bars}</div></div>")
         t = html.escape(_label(char))

@@ -21,10 +21,12 @@ from helpers.model import names
 from helpers.model.transformer import Transformer
 from helpers.plots.attention import pattern_image_html, row_bars_html
 from helpers.plots.induction import curve_svg, smooth
+from helpers.plots.palette import AFTER, BLUE, EARLIER
 from helpers.softmax import softmax
 from helpers.widgets.base import Explorer, text_box
 
-EARLIER, AFTER = "#1b9e77", "#d95f02"  # colour-blind-safe pair (ColorBrewer Dark2)
+
+MARKED = {EARLIER: "an earlier copy of the last token", AFTER: "came after an earlier copy"}
 
 
 def _label(c: str) -> str:
@@ -32,13 +34,14 @@ def _label(c: str) -> str:
 
 
 def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, ids: torch.Tensor, titles: tuple[str, str]) -> str:
-    """Both patterns side by side; in every row, the query token's earlier occurrences are framed green
+    """Both patterns side by side; in every row, the query token's earlier occurrences are framed black
     and the tokens that followed them orange (where an induction head should look)."""
     n = len(text)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
     marks = {EARLIER: duplicate_token_mask(ids).numpy(), AFTER: induction_mask(ids).numpy()}
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
-                    f"{pattern_image_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks)}</div>"
+                    f"{pattern_image_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks, label=t)}"
+                    "</div>"
                     for A, t in zip((A0, A1), titles))
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
@@ -69,13 +72,15 @@ class InductionExplorer(Explorer):
         view = _two_heads(A0, A1, text, ids, (f"layer 0, head {self.heads[0]} (previous token)",
                                          f"layer 1, head {self.heads[1]} (induction)"))
         bars = (f'<div style="display:flex;gap:24px;margin-top:8px">'
-                f'<div>{row_bars_html(A0[-1].numpy(), list(text), "previous-token head, last query", marks)}</div>'
-                f'<div>{row_bars_html(A1[-1].numpy(), list(text), "induction head, last query", marks)}</div></div>')
+                f'<div>{row_bars_html(A0[-1].numpy(), list(text), "previous-token head, last query", marks, MARKED)}'
+                f'</div><div>{row_bars_html(A1[-1].numpy(), list(text), "induction head, last query", marks, MARKED)}'
+                "</div></div>")
         if earlier:
             share = float(A1[-1, after].sum())
             seen = ", ".join(f"'{_label(text[j])}' (position {j + 1})" for j in after)
             text_html = (f"The last token '{html.escape(_label(last))}' occurred before; "
-                         f"<span style='color:{AFTER}'>what followed it then</span>: {html.escape(seen)}. "
+                         f"<span style='border-bottom:3px solid {AFTER}'>what followed it then</span> (framed "
+                         f"orange): {html.escape(seen)}. "
                          f"The induction head puts {share:.2f} of the last query's weight there. "
                          f"The model predicts '<b>{html.escape(_label(guess))}</b>' (p = {float(p.max()):.2f}).")
         else:
@@ -118,7 +123,7 @@ class TrainingExplorer(Explorer):
         view = _two_heads(A0, A1, self.text_value, self.ids,
                           (f"layer 0, head {self.heads[0]}", f"layer 1, head {self.heads[1]}"))
         loss = smooth(self.run.loss)
-        chart = curve_svg(self.run.step, {"training loss": (loss, "#2166ac")}, marker=s, label="training loss")
+        chart = curve_svg(self.run.step, {"training loss": (loss, BLUE)}, marker=s, label="training loss")
         scores = curve_svg(self.run.eval_step, {"induction": (self.run.induction, AFTER),
                                                 "previous token": (self.run.previous, EARLIER)},
                            marker=s, ymax=1.0, label="head scores")

@@ -41,7 +41,7 @@ def class_hub(browser_available):
         if in_ci() and shutil.which("npm"):
             pytest.fail(f"CI=true and npm is here, but the hub cannot start: {problem}")
         pytest.skip(problem)
-    # (the in-page checks of tools/jlab.py read JupyterLab's state through window.jupyterapp)
+    # (the in-page checks of tools/jlab/ read JupyterLab's state through window.jupyterapp)
     with hubtool.Hub(n_users=3, notebooks=[ROOT / "notebooks" / NOTEBOOK],
                      server_args=("--LabApp.expose_app_in_browser=True",)) as hub:
         yield hub

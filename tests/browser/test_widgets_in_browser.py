@@ -15,12 +15,18 @@ Fast input (issue 10): typing a prompt with no delay between keys, or holding an
 with the last value drawn: the caption names the box's text / the slider's readout and the picture
 shows the caption's state (no stale picture). Run on the fixture and on notebook 04's pattern explorer.
 
+Accessibility (issue 31): axe-core audits every notebook's outputs after Run All (no critical or serious
+violation), and each operated control is checked for what a screen reader is told.
+
 Negative controls: with the widget front-end switched off the render check fails and says why; the
-stale check fails on a deliberately wrong expected value and on a doctored caption / picture.
+stale check fails on a deliberately wrong expected value and on a doctored caption / picture; the audit finds an
+unnamed slider handle and a picture without words planted in a page.
 A screenshot per notebook goes to artifacts/browser/.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from conftest import ARTIFACTS, FIXTURE, ROOT, series_notebooks
@@ -53,8 +59,18 @@ def test_fixture_explorer_all_control_kinds(lab, chromium):
 
 @pytest.mark.parametrize("nb", series_notebooks(), ids=lambda p: p.stem)
 def test_notebook_in_browser(nb, lab, chromium):
-    report = jlab.check_notebook(chromium, lab, _served_path(nb), screenshot=ARTIFACTS / f"{nb.stem}.png")
+    """...and, after Run All, axe-core audits the notebook's outputs: no critical or serious violation (JupyterLab's
+    own interface is reported in artifacts/browser/NN.axe.json, not counted). Operating the controls also checks
+    what a screen reader is told (jlab.ExplorerControls.accessibility_problems): every control named in the
+    accessibility tree, a slider's value text its readout, a choice's pressed button the chosen one, and the
+    picture's words changing with the picture. At 200 % zoom (a 640-pixel layout) the notebook must not scroll
+    sideways, every control must stay in the window, and the first of each explorer must still work from the
+    keyboard (screenshot artifacts/browser/NN_zoom200.png)."""
+    report = jlab.check_notebook(chromium, lab, _served_path(nb), screenshot=ARTIFACTS / f"{nb.stem}.png",
+                                 audit=True, zoom=ARTIFACTS / f"{nb.stem}_zoom200.png")
     assert not report.problems, _explain(report)
+    (ARTIFACTS / f"{nb.stem}.axe.json").write_text(json.dumps(report.audit, indent=1), encoding="utf-8")
+    assert report.audit and not jlab.serious(report.audit), "\n".join(jlab.serious(report.audit))
     assert report.explorers >= 1, (f"{nb.name}: no explorer found (CONTRIBUTING rule 4: at least one widget "
                                    "built on helpers.widgets.base.Explorer, with a gt-caption)")
     assert report.operated, f"{nb.name}: explorers found but no control to operate from the keyboard"
@@ -158,4 +174,30 @@ def test_fast_keys_never_leave_a_stale_picture(nb, lab, chromium):
         nbp.screenshot(ARTIFACTS / f"fast_keys_{nb.stem}.png")
     finally:
         nbp.finish()
+        nbp.close()
+
+
+def test_negative_controls_for_the_audit_and_what_a_screen_reader_is_told(lab, chromium):
+    """The fixture passes both checks; then an unnamed slider handle and an image without alt are planted in its
+    explorer, and both the axe audit and the accessibility check must name them."""
+    nbp = jlab.NotebookPage(chromium, lab, _served_path(FIXTURE))
+    try:
+        nbp.open()
+        nbp.run_all()
+        nbp.check_outputs()
+        assert not nbp.report.problems, _explain(nbp.report)
+        ex = nbp.js("() => gt.explorers()")[0]
+        e = ex["id"]
+        nbp.js("i => gt.scrollTo(i)", ex["cell"])
+        assert not jlab.serious(jlab.audit(nbp.page))
+        assert not nbp.accessibility_problems(e), nbp.accessibility_problems(e)
+        nbp.js("""e => { const r = gt.root(e);
+                  r.querySelector('[role="slider"]').removeAttribute('aria-label');
+                  const img = document.createElement('img');
+                  img.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+                  r.querySelector('.gt-view').appendChild(img); }""", e)
+        planted = jlab.audit(nbp.page)
+        assert {"aria-input-field-name", "image-alt"} <= {v["rule"] for v in planted["ours"]["violations"]}, planted
+        assert any("slider without a name" in p for p in nbp.accessibility_problems(e))
+    finally:
         nbp.close()

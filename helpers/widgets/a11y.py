@@ -1,0 +1,75 @@
+"""Names for the explorers' sliders (issue 31): what a screen reader needs that ipywidgets 8.1 does not give.
+
+An ipywidgets slider is a noUiSlider: its handle has role="slider" and its value (aria-valuenow), but no accessible
+name, because its description is a separate <label> that points at nothing (for a <div> it cannot). A screen reader
+says "slider, 3" and never which one; axe-core reports it as a serious violation (aria-input-field-name). A
+SelectionSlider's handle says its index where the learner sees a word. No option of ipywidgets reaches the handle.
+
+The same holds for a ToggleButtons choice: its buttons say "0", "1" with nothing to tell "layer 0" from "head 0",
+and which one is chosen is a CSS class, not a state a screen reader reads.
+
+``SliderNames`` is a widget without a picture whose front-end code (an ES module, run in the page by anywidget, the
+well-kept library for a widget's own front end) finds every slider of its explorer and gives its handle the
+description as ``aria-label`` and the readout the learner sees as ``aria-valuetext``; makes each ToggleButtons a
+group named by its description, and gives every toggle button ``aria-pressed``; again whenever the page redraws
+them. Every explorer carries one (helpers.widgets.base.Explorer); the browser tests check the result with
+axe-core and the page's accessibility tree.
+"""
+
+from __future__ import annotations
+
+import anywidget
+
+ESM = """
+function setAttr(el, name, value) {
+  if (value && el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+function describe(widget) {
+  const label = widget.querySelector(':scope > .widget-label');
+  return label ? (label.textContent.trim() || label.getAttribute('title') || '') : '';
+}
+
+function nameControls(root) {
+  nameSliders(root);
+  for (const group of root.querySelectorAll('.widget-toggle-buttons')) {   // a ToggleButtons choice
+    setAttr(group, 'role', 'group');
+    setAttr(group, 'aria-label', describe(group));
+  }
+  for (const button of root.querySelectorAll('button.widget-toggle-button, .widget-toggle-buttons button')) {
+    setAttr(button, 'aria-pressed', button.classList.contains('mod-active') ? 'true' : 'false');
+  }
+}
+
+function nameSliders(root) {
+  for (const slider of root.querySelectorAll('.widget-slider')) {
+    const handle = slider.querySelector('[role="slider"]');
+    if (!handle) continue;
+    const label = slider.querySelector('.widget-label');
+    const name = label ? (label.textContent.trim() || label.getAttribute('title') || '') : '';
+    if (name && handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
+    const readout = slider.querySelector('.widget-readout');
+    const shown = readout ? readout.textContent.trim() : '';
+    if (shown && handle.getAttribute('aria-valuetext') !== shown) handle.setAttribute('aria-valuetext', shown);
+  }
+}
+
+export default {
+  render({ el }) {
+    el.style.display = 'none';
+    const root = el.closest('.gt-explorer') || el.parentElement;
+    if (!root) return;
+    const observer = new MutationObserver(() => nameControls(root));
+    observer.observe(root, { subtree: true, childList: true, characterData: true,
+                             attributes: true, attributeFilter: ['aria-valuenow', 'class'] });
+    nameControls(root);
+    return () => observer.disconnect();
+  },
+};
+"""
+
+
+class SliderNames(anywidget.AnyWidget):
+    """Gives the sliders of the explorer it sits in an accessible name and value text (see the module's text)."""
+
+    _esm = ESM
