@@ -38,7 +38,8 @@ def test_numbers_are_said_the_way_a_screen_reader_reads_them_well():
     assert [alt._num(v) for v in (2000.0, 747594, 6.4e19, 4.5e-6, -1e-4, 0.5, 3.0)] == [
         "2,000", "747,594", "64 quintillion", "4.5 times 10 to the minus 6", "minus 1 times 10 to the minus 4",
         "0.5", "3"]
-    assert alt._num(-1.38e-8, scale=1.0) == "0" and alt._num(-0.001, ".2f") == "0.00"     # noise, and no "-0"
+    assert alt._num(-1.38e-8, scale=1.0) == "0" and alt._num(-0.0, ".2f") == "0.00"       # noise, and no "-0"
+    assert alt._num(-0.001, ".2f") == alt._num(0.003, ".2f") == "nearly 0"      # a weight that rounds to 0 but isn't
     assert [alt._tok(t) for t in (",", ".", "<unk>", " ", "\n", "god")] == [
         "comma", "full stop", "unknown word", "space", "newline", "'god'"]
     assert alt.token_html("god") == "god" and alt.token_html(",").endswith(">comma</span>")
@@ -48,7 +49,7 @@ def test_bars_name_the_largest_with_their_values_and_the_rest_as_a_range():
     items = [("the", 0.5), ("a", 0.25), (" ", 0.125), ("\n", 0.0625), ("of", 0.03125), ("x", 0.02), ("y", 0.01),
              (",", 0.0000045)]
     assert alt.bars_text(items) == ("8 bars, largest first: 'the' 0.500, 'a' 0.250, space 0.125, newline 0.062, "
-                                    "'of' 0.031; the other 3 from 4.5 times 10 to the minus 6 to 0.020.")
+                                    "'of' 0.031; the other 3 from nearly 0 to 0.020.")
     assert alt.bars_text(items[:6]).endswith("'of' 0.031, 'x' 0.020.")           # one more: named, not a range
     assert alt.bars_text([]) == "No bars."
 
@@ -62,7 +63,7 @@ def test_signed_bars_name_all_of_few_or_both_ends_and_the_zeros():
 
 def test_a_short_curve_is_every_value_and_its_trend():
     assert alt.curve_text("KL", [1, 2, 4, 8], [1.2, 0.7, 0.33, 0.14], x_name="d_model") == \
-        "KL, at d_model 1, 2, 4, 8: 1.2, 0.7, 0.33, 0.14; smaller at every step."
+        "KL, at d_model 1, 2, 4, 8: 1.2, 0.7, 0.33, 0.14; each value smaller than the one before."
 
 
 def test_a_long_curve_says_start_end_plateau_places_and_its_fastest_stretch():
@@ -113,6 +114,31 @@ def test_a_grid_names_its_largest_cells_each_rows_largest_and_where_they_sit():
     assert "column's largest entry: on the diagonal" in alt.grid_text(np.eye(20), by="column")
 
 
+def test_what_a_fresh_reader_found_misleading_is_said_right():
+    """A row of zeros has no largest entry; unlabelled rows count from 0 like the figure's ticks; the lowest point of a
+    sampled curve is 'near' its sample; a wobble on a plateau is not 'still falling'; a weight that rounds to 0.00
+    is 'nearly 0' whatever its size; and a level line never takes a curve's colour."""
+    text = alt.grid_text(np.array([[0.0, 0.0], [0.2, 0.9]]), ["tele", "koga"], ["car", "hat"])
+    assert "'tele' → all 0, 'koga' → 'hat'" in text
+    assert "largest row 1 and column 0: 3" in alt.grid_text(np.array([[0.0, 1.0], [3.0, 2.0]]))
+    x = np.arange(-3, 3.001, 0.02)
+    gelu = x * 0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    assert "lowest -0.17 near x = -0.76" in alt.curve_text("GELU", x, gelu)
+    steps = np.arange(100)
+    score = np.r_[np.linspace(0, 0.9, 50), 0.9 + 0.03 * np.sin(np.arange(50))]     # up, then level with a wobble
+    assert "still" not in alt.curve_text("induction score", steps, score)
+    assert "still falling" in alt.curve_text("loss", steps, 5 - steps / 20)
+    assert alt._num(0.0042, ".2f") == "nearly 0" and alt._num(0.0042) == "0.0042"
+    ax = basic.lines(None, {f"c{i}": ([0, 1], [i, i + 1]) for i in range(3)}, "step", "loss", levels={"a": 1, "b": 2})
+    curve_colours = {line.get_color() for line in ax.lines[:3]}
+    assert not curve_colours & {line.get_color() for line in ax.lines[3:]}
+    M = np.tril(np.ones((4, 4)))
+    M[np.triu_indices(4, 1)] = np.nan
+    words = said(basic.heatmap(None, M, xlabel="key position j", ylabel="query position i"))
+    assert words.startswith("Rows: query position i; columns: key position j. 4 by 4 grid") and \
+        words.endswith("6 cells masked (drawn grey).")
+
+
 def test_an_attention_pattern_leads_with_what_tells_heads_apart_positions_from_1():
     A = np.array([[1.0, 0, 0], [0.8, 0.2, 0], [0.1, 0.6, 0.3]])
     masked = np.triu(np.ones((3, 3), dtype=bool), 1)
@@ -149,7 +175,8 @@ def test_svg_charts_carry_their_data_in_their_accessible_name_and_desc():
     caption = html.unescape(re.search(r"<caption[^>]*>(.*?)</caption>", g).group(1))
     assert caption.startswith("facts: 2 by 2 grid; largest row 'p' and column 'y': 0.9")
     curve = induction.curve_svg([0, 10, 20], {"training loss": ([3.0, 2.0, 1.0], "#000")}, marker=10, label="loss")
-    assert accessible_name(curve).startswith("loss. training loss, at step 0, 10, 20: 3, 2, 1; smaller at every step")
+    assert accessible_name(curve).startswith("loss. training loss, at step 0, 10, 20: 3, 2, 1; each value smaller than "
+                                             "the one before")
     assert "Marked: step 10." in accessible_name(curve)
 
 
@@ -179,13 +206,13 @@ def test_every_matplotlib_helper_describes_its_data():
     assert said(ax).startswith("M: 2 by 2 grid; largest row 'p' and column 'y': 0.9")
     ax = basic.lines(None, {"KL": ([1, 2, 4], [1.2, 0.7, 0.1])}, "d_model", "KL (nats)", scale="logx",
                      levels={"floor": 0.05}, divider=(3, "here"))
-    assert said(ax).startswith("KL (nats) against d_model. KL, at d_model 1, 2, 4: 1.2, 0.7, 0.1; smaller at every")
+    assert said(ax).startswith("KL (nats) against d_model. KL, at d_model 1, 2, 4: 1.2, 0.7, 0.1; each value smaller")
     assert "floor: 0.05 (a dashed level line). KL is above floor everywhere. A dotted line at d_model 3: here." \
         in said(ax)
     ax = attention.weight_bars(None, ["in", "the"], [0.25, 0.75], title="weights")
     assert said(ax).startswith("weights: attention weight of each token, in order: 'in' 0.25, 'the' 0.75.")
     ax = attention.score_variance(None, [1, 2, 4], [1.0, 2.0, 4.0], [1.0, 1.0, 1.0])
-    assert "q·k without scaling, at d_head 1, 2, 4: 1, 2, 4; larger at every step" in said(ax)
+    assert "q·k without scaling, at d_head 1, 2, 4: 1, 2, 4; each value larger than the one before" in said(ax)
     S = np.array([[1.0, -np.inf], [0.5, -0.5]])
     ax = attention.score_heatmap(None, S, ["a", "b"])
     assert said(ax).startswith("S  (grey = −∞, masked): 1 entries masked (minus infinity); 2 by 2 grid; largest "
@@ -214,7 +241,8 @@ def test_phase_change_describes_loss_and_both_scores():
     text = said(induction.phase_change(None, Run()))
     assert "training loss (running mean of 10 steps): starts at 5 (step 0), ends at 1 (step 99)" in text
     assert "it stays at 5 until step 49" in text                          # the plateau before the drop
-    assert "induction score (layer 1, 0 to 1), at step 0, 50, 99: 0.00, 0.20, 0.90; larger at every step" in text
+    assert ("induction score (layer 1, 0 to 1), at step 0, 50, 99: 0.00, 0.20, 0.90; each value larger than the one "
+            "before") in text
 
 
 def test_a_figure_drawn_without_a_helper_says_so():

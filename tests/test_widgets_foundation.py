@@ -73,3 +73,18 @@ def test_ngram_explorer_short_prompt_is_not_called_unseen(data):
     e = NgramExplorer(data, prompt="the", n=3)
     assert e.last_state["order"] == 2
     assert "only 1 token" in e.caption.value and "never occurs" not in e.caption.value
+
+
+def test_every_explorer_and_named_box_carries_the_slider_names(data):
+    """The front-end code that names slider handles (helpers.widgets.a11y) sits inside every explorer's box, whose
+    class it looks for, and inside a box made by `named`; what it does in the page is tested in tests/browser."""
+    import ipywidgets as W
+
+    from helpers.widgets.a11y import ESM, SliderNames, named
+
+    ex = NgramExplorer(data)
+    assert "gt-explorer" in ex.box._dom_classes and ".gt-explorer" in ESM
+    assert sum(isinstance(c, SliderNames) for c in ex.box.children) == 1
+    s = W.IntSlider(description="n")
+    box = named(s)
+    assert box.children[0] is s and isinstance(box.children[-1], SliderNames)

@@ -2,6 +2,7 @@
 outputs (widgets, pictures, captions, tables, markdown), counted by impact; JupyterLab's own interface reported apart.
 
     bash run.sh a11y [NN ...]      # every notebook, or those named by number
+    bash run.sh a11y --write       # also put the table in README.md (between its a11y markers)
 
 Prints a table per notebook and writes artifacts/a11y/report.md and report.json. The browser test
 (tests/browser/test_widgets_in_browser.py) requires no critical or serious violation in any notebook's outputs."""
@@ -29,6 +30,16 @@ def table(rows: list[dict]) -> str:
         lines.append(f"| {r['notebook']} | {ours['critical']} | {ours['serious']} | {ours['moderate']} | "
                      f"{ours['minor']} | {theirs} |")
     return "\n".join(lines)
+
+
+def write_readme(text: str) -> None:
+    """Replace the table between README.md's a11y markers (only after a run of every notebook)."""
+    readme = ROOT / "README.md"
+    start, end = "<!-- a11y: start (bash run.sh a11y) -->\n", "<!-- a11y: end -->"
+    s = readme.read_text(encoding="utf-8")
+    i, j = s.index(start) + len(start), s.index(end)
+    readme.write_text(s[:i] + text + "\n" + s[j:], encoding="utf-8")
+    print("README.md: table written")
 
 
 def main(argv: list[str]) -> int:
@@ -60,6 +71,8 @@ def main(argv: list[str]) -> int:
     (out / "report.md").write_text(f"axe-core {rows[0]['axe'] if rows else '?'}, after Run All\n\n{text}\n",
                                    encoding="utf-8")
     print(f"\naxe-core {rows[0]['axe'] if rows else '?'}, after Run All\n\n{text}")
+    if "--write" in argv and not wanted:
+        write_readme(text)
     return 1 if any(r["ours"]["counts"]["critical"] or r["ours"]["counts"]["serious"] for r in rows) else 0
 
 

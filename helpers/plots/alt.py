@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import io
 from collections.abc import Sequence
 
@@ -50,6 +51,8 @@ def _num(value: float, fmt: str = ".3g", scale: float | None = None) -> str:
     if scale is not None and abs(v) < 1e-6 * abs(scale):
         v = 0.0
     sign = "minus " if v < 0 else ""
+    if re.fullmatch(r"\.\d+f", fmt) and 0 < abs(v) < 0.5 * 10.0 ** -int(fmt[1:-1]):
+        return "nearly 0"                          # (fixed decimals, as a weight: 0.003 is not "0.00" nor 3e-3)
     if abs(v) >= 1e6:
         for size, word in _BIG:
             if abs(v) >= size:
@@ -126,9 +129,9 @@ def signed_bars_text(labels: Sequence[str], values: Sequence[float], fmt: str = 
 def _trend(y: np.ndarray) -> str:
     d = np.diff(y)
     if (d < 0).all():
-        return "smaller at every step"
+        return "each value smaller than the one before"
     if (d > 0).all():
-        return "larger at every step"
+        return "each value larger than the one before"
     return ""
 
 
@@ -151,8 +154,9 @@ def curve_text(name: str, xs: Sequence[float], ys: Sequence[float], fmt: str = "
         return (f"{name}, at {at}" + ", ".join(_num(v) for v in x) + ": " + ", ".join(say(v) for v in y)
                 + (f"; {trend}" if trend else "") + ".")
     lo, hi = int(np.argmin(y)), int(np.argmax(y))
+    near = "at" if (x == np.round(x)).all() else "near"   # a sampled grid: the true extreme lies between samples
     parts = [f"{name}: starts at {say(y[0])} ({at}{_num(x[0])}), ends at {say(y[-1])} ({at}{_num(x[-1])}); "
-             f"lowest {say(y[lo])} at {at}{_num(x[lo])}, highest {say(y[hi])} at {at}{_num(x[hi])}"]
+             f"lowest {say(y[lo])} {near} {at}{_num(x[lo])}, highest {say(y[hi])} {near} {at}{_num(x[hi])}"]
     spread = y[hi] - y[lo]
     if spread < 0.05 * max(scale, 1e-12):
         return parts[0] + "; nearly level throughout."
@@ -172,10 +176,11 @@ def curve_text(name: str, xs: Sequence[float], ys: Sequence[float], fmt: str = "
         way = "falls" if change[k] < 0 else "rises"
         parts.append(f"it {way} fastest between {at}{_num(x[k])} and {_num(x[k + span])} "
                      f"(from {say(y[k])} to {say(y[k + span])})")
-    tail = y[-max(2, len(y) // 10):]
-    if tail[-1] < tail[0] - 0.01 * spread:
+    k = max(1, len(y) // 10)                       # the last tenth against the tenth before it, on average
+    drift = float(y[-k:].mean() - y[-2 * k:-k].mean())   # (a wobble on a plateau is not a trend)
+    if drift < -0.05 * spread:
         parts.append("still falling at the end")
-    elif tail[-1] > tail[0] + 0.01 * spread:
+    elif drift > 0.05 * spread:
         parts.append("still rising at the end")
     return "; ".join(parts) + "."
 
@@ -263,7 +268,8 @@ def grid_text(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[s
     """A matrix drawn as colours. With ``row``: that row's ``top`` largest entries. Otherwise the largest entries,
     each row's largest (for up to ``rows_named`` rows), and for a square matrix where each row's (or, ``by="column"``,
     each column's) largest entry sits: on the diagonal, one step left of it, ... (the most common place, and how
-    many rows share it). Rows and columns are numbered from 1. NaN (masked) entries are skipped."""
+    many rows share it). Without labels, rows and columns are numbered from 0, as a figure's axis ticks count; a label
+    that repeats gets its position counted from 1, as the explorers count. NaN (masked) entries are skipped."""
     A = np.asarray(M, dtype=float)
     if by == "column":
         A = A.T
@@ -272,7 +278,7 @@ def grid_text(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[s
 
     def names(labels, k):   # a label that repeats ('the' three times) gets its position too
         if labels is None:
-            return [str(i + 1) for i in range(k)]
+            return [str(i) for i in range(k)]
         twice = len(set(map(str, labels))) < len(labels)
         return [_tok(t) + (f" at {i + 1}" if twice else "") for i, t in enumerate(labels)]
     rl, cl = names(row_labels, n), names(col_labels, m)
@@ -291,7 +297,11 @@ def grid_text(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[s
     if np.isfinite(A).any():
         text += f"; values from {say(np.nanmin(A))} to {say(np.nanmax(A))}"
     if n <= rows_named:
-        text += f". Each {what}'s largest: " + ", ".join(f"{rl[i]} → {cl[j]}" for i, j in enumerate(best) if j >= 0)
+        def largest(i, j):   # a row whose entries are all the same has no largest one
+            row_ = A[i][np.isfinite(A[i])]
+            return f"all {say(row_[0])}" if row_.size > 1 and row_.min() == row_.max() else cl[j]
+        text += f". Each {what}'s largest: " + ", ".join(f"{rl[i]} → {largest(i, j)}" for i, j in enumerate(best)
+                                                        if j >= 0)
     if n == m:
         masked_first = n > 1 and bool(np.isnan(A[0, 1:]).all())     # a causal mask: row 1 has one entry
         offset, count = _offsets(best, first=1 if masked_first else 0)

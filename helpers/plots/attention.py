@@ -163,8 +163,9 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
                        f'stroke="{SELECTED}" stroke-width="1.5"/>')
     labels = [html.escape(_show(t)) for t in tokens]
     font = f"font:{min(11, cell)}px monospace;line-height:{cell}px"
-    keys = "".join(f'<span style="display:inline-block;width:{cell}px;text-align:center">{lab}</span>'
-                   for lab in labels)
+    # key labels run upwards, one cell wide each, so words longer than a cell do not run into each other
+    keys = "".join(f'<div style="width:{cell}px;writing-mode:vertical-rl;transform:rotate(180deg);'
+                   f'white-space:nowrap;padding-top:2px">{lab}</div>' for lab in labels)
 
     def tip(i):  # hover a query token: where its row's weight goes (the image itself has no per-cell tooltip)
         top = np.argsort(-A[i], kind="stable")[:3]
@@ -173,7 +174,7 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
                    f"{lab}</div>" for i, lab in enumerate(labels))
     return (f'<div class="gt-pattern-image" style="display:grid;grid-template-columns:auto {side}px;{font}">'
             f'<div style="font-size:10px;color:{TEXT_MUTED};align-self:end">query&darr; key&rarr;</div>'
-            f'<div style="white-space:nowrap">{keys}</div>'
+            f'<div style="display:flex;align-items:flex-end">{keys}</div>'
             f'<div style="text-align:right;padding-right:4px">{rows}</div>'
             f'<div style="position:relative;width:{side}px;height:{side}px">'
             f'<img alt="{html.escape(pattern_text(A, tokens, query, masked, label=label), quote=True)}" '

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helpers.plots.alt import bars_text, curves_text, describe, grid_text, level_text, panel
-from helpers.plots.palette import BLUE, GREY, INK, LINES
+from helpers.plots.palette import BLUE, GREY, INK, LINES, MASKED, RED
 
 
 def new_axes(figsize=(7, 3)) -> Axes:
@@ -61,12 +62,19 @@ def loss_curves(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequen
 
 def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None,
             title: str = "", cmap: str = "Blues", vmin=None, vmax=None, colorbar: bool = True,
-            text: str | None = None, by: str = "row") -> Axes:
+            text: str | None = None, by: str = "row", xlabel: str = "", ylabel: str = "") -> Axes:
     """A matrix as colours with token labels on both axes; ``text`` says what it shows in words (by default its
-    largest entries and where each row's largest sits, or each column's with ``by="column"``: ``alt.grid_text``)."""
+    largest entries and where each row's largest sits, or each column's with ``by="column"``: ``alt.grid_text``),
+    after what the rows and columns are (``ylabel``, ``xlabel``: also the axes' labels). NaN entries (masked) are
+    drawn grey and counted in the words."""
     ax = ax or new_axes((5, 4.5))
     M = np.asarray(M, dtype=float)
-    im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    colours = colormaps[cmap].with_extremes(bad=MASKED)   # a masked cell is not the colour of any value
+    im = ax.imshow(M, cmap=colours, vmin=vmin, vmax=vmax, aspect="auto")
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
     if xlabels is not None:
         ax.set_xticks(range(len(xlabels)), [_show(t) for t in xlabels], rotation=90, fontsize=8)
     if ylabels is not None:
@@ -75,7 +83,10 @@ def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: S
     if colorbar:
         fig: Figure = ax.figure
         fig.colorbar(im, ax=ax, shrink=0.8)
-    describe(ax, panel(ax, text if text is not None else grid_text(M, ylabels, xlabels, by=by)))
+    axes = f"Rows: {ylabel}; columns: {xlabel}. " if xlabel and ylabel else ""
+    masked = int(np.isnan(M).sum())
+    masked = f" {masked:,} cells masked (drawn grey)." if masked else ""
+    describe(ax, panel(ax, axes + (text if text is not None else grid_text(M, ylabels, xlabels, by=by)) + masked))
     return ax
 
 
@@ -88,8 +99,9 @@ def lines(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequence[flo
     ax = ax or new_axes(figsize)
     for i, (name, (x, y)) in enumerate(curves.items()):
         ax.plot(x, y, style, ms=3, color=LINES[i % len(LINES)], label=name)
+    free = [c for c in (INK, GREY, RED) if c not in LINES[:len(curves)]]   # a level never shares a curve's colour
     for i, (name, y) in enumerate((levels or {}).items()):
-        ax.axhline(y, ls="--", lw=1, color=(GREY, INK)[i % 2], label=name)
+        ax.axhline(y, ls="--", lw=1, color=free[i % len(free)], label=name)
     if divider is not None:
         ax.axvline(divider[0], color=GREY, ls=":", label=divider[1])
     if scale == "logx":

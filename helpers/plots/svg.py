@@ -190,7 +190,7 @@ def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: st
     v = np.asarray(values, dtype=float)
     top = max(float(v.max(initial=0.0)), 1e-9)
     colours = colormaps[cmap](np.clip(v / top, 0, 1))
-    head = "".join(f'<th style="font-weight:normal;writing-mode:vertical-rl;transform:rotate(180deg);'
+    head = "".join(f'<th scope="col" style="font-weight:normal;writing-mode:vertical-rl;transform:rotate(180deg);'
                    f'padding:0 1px">{_e(c)}</th>' for c in col_labels)
     rows = []
     for i, lab in enumerate(row_labels):
@@ -198,7 +198,8 @@ def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: st
             f'<td title="{_e(lab)} {_e(c)}: {v[i, j]:{fmt}}" style="width:{cell}px;height:{cell - 3}px;'
             f'background:rgb({int(255 * r)},{int(255 * g)},{int(255 * b)})"></td>'
             for j, (c, (r, g, b, _)) in enumerate(zip(col_labels, colours[i])))
-        rows.append(f'<tr><th style="font-weight:normal;text-align:right;padding-right:4px">{_e(lab)}</th>{cells}</tr>')
+        rows.append(f'<tr><th scope="row" style="font-weight:normal;text-align:right;padding-right:4px">{_e(lab)}</th>'
+                    f"{cells}</tr>")
     dark = colours.reshape(-1, 4)[int(np.argmax(v))] if v.size else (0, 0, 0, 1)
     legend = (f'<div style="margin-top:3px">0 <span style="display:inline-block;width:60px;height:9px;'
               f'background:linear-gradient(90deg,{WHITE},rgb({int(255 * dark[0])},{int(255 * dark[1])},'
@@ -206,7 +207,7 @@ def grid(values, row_labels: Sequence[str], col_labels: Sequence[str], title: st
     return (f'<div style="{FONT}"><div style="font-weight:bold;text-align:center;margin-bottom:2px">{_e(title)}</div>'
             f'<table style="border-collapse:collapse;{FONT};line-height:1">'
             f'<caption style="{SR_ONLY}">{_e(title)}: {_e(grid_text(v, row_labels, col_labels, fmt))}</caption>'
-            f'<tr><th></th>{head}</tr>{"".join(rows)}'
+            f'<tr><td></td>{head}</tr>{"".join(rows)}'  # (the corner heads nothing: a plain cell)
             f"</table>{legend}</div>")
 
 

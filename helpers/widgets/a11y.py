@@ -19,6 +19,7 @@ axe-core and the page's accessibility tree.
 from __future__ import annotations
 
 import anywidget
+import ipywidgets as W
 
 ESM = """
 function setAttr(el, name, value) {
@@ -57,13 +58,20 @@ function nameSliders(root) {
 export default {
   render({ el }) {
     el.style.display = 'none';
-    const root = el.closest('.gt-explorer') || el.parentElement;
-    if (!root) return;
-    const observer = new MutationObserver(() => nameControls(root));
-    observer.observe(root, { subtree: true, childList: true, characterData: true,
-                             attributes: true, attributeFilter: ['aria-valuenow', 'class'] });
-    nameControls(root);
-    return () => observer.disconnect();
+    // ipywidgets renders a box's children before it puts them in the box: wait until this one is in its
+    // explorer (or the box `named` made), then name its controls now and whenever the page redraws them.
+    let observer = null, stopped = false;
+    const start = () => {
+      if (stopped) return;
+      const root = el.closest('.gt-explorer') || el.parentElement;
+      if (!root) { setTimeout(start, 20); return; }
+      observer = new MutationObserver(() => nameControls(root));
+      observer.observe(root, { subtree: true, childList: true, characterData: true,
+                               attributes: true, attributeFilter: ['aria-valuenow', 'class'] });
+      nameControls(root);
+    };
+    start();
+    return () => { stopped = true; if (observer) observer.disconnect(); };
   },
 };
 """
@@ -73,3 +81,10 @@ class SliderNames(anywidget.AnyWidget):
     """Gives the sliders of the explorer it sits in an accessible name and value text (see the module's text)."""
 
     _esm = ESM
+
+
+def named(*widgets: W.Widget) -> W.VBox:
+    """A box of controls shown outside an Explorer, with the same names for screen readers as an explorer's.
+
+    ``display(named(W.IntSlider(description="n")))`` instead of the bare slider, whose handle has no name."""
+    return W.VBox([*widgets, SliderNames()])

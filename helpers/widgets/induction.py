@@ -2,7 +2,7 @@
 
 InductionExplorer   type any sequence of the model's 64 characters; see the previous-token head and the
                     induction head side by side, with each query token's earlier occurrences framed
-                    green and the tokens that followed them orange; below, the last token's weights.
+                    black and the tokens that followed them orange; below, the last token's weights.
 TrainingExplorer    a slider over the training steps kept during training: both heads' patterns on a
                     repeated sequence and the loss curve, before, during and after the phase change.
 """
@@ -130,6 +130,6 @@ class TrainingExplorer(Explorer):
         text = (f"Step {s}: training loss {loss[s - 1]:.2f}, induction score {self.run.induction[k]:.2f}, "
                 f"previous-token score {self.run.previous[k]:.2f}. The sequence is 16 random characters "
                 f"twice; an induction head's weight sits in the orange frames (the token after the earlier copy, "
-                f"framed green), a diagonal stripe in the second half.")
+                f"framed black), a diagonal stripe in the second half.")
         state = {"step": s, "induction": f"{self.run.induction[k]:.2f}"}
         return text, state, f'<div style="display:flex;gap:12px">{chart}{scores}</div>' + view
