@@ -7,6 +7,8 @@ beside it, never by an attention pattern alone. The tools, in the post's notatio
 validate.py     clear messages for a layer, head, neuron, position or token that does not exist
 ablation.py     run a model with heads or MLP neurons zeroed or replaced by their mean (``ablated``)
 paths.py        take one head's output out of one path only: a later layer's q, k or v, an MLP, the logits
+patching.py     activation patching: copy a head's output, neurons or the stream from a clean run, measure what returns
+lens.py         the logit lens: the next-token distribution read from every residual-stream state
 attribution.py  direct logit attribution: each head's and neuron's share of one logit (or difference)
 loss.py         per-position next-token loss of a token sequence
 scores.py       previous-token, duplicate-token and induction scores of every head

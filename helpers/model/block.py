@@ -36,6 +36,9 @@ class Block(nn.Module):
         # the stream its MLP reads. Both act on the residual stream before the LayerNorm.
         self.edit_attn_inputs = None
         self.edit_mlp_input = None
+        # None, or a function (x, after) -> x set (and restored) only by helpers.interp.patching: the residual
+        # stream right after this block's attention (after="attn") or MLP (after="mlp") add, replaced in part
+        self.edit_resid = None
         if cfg.d_mlp > 0:
             from helpers.model.mlp import MLP  # the MLP notebook's part
 
@@ -51,12 +54,16 @@ class Block(nn.Module):
         if self.edit_attn_inputs is not None:  # a path-specific ablation: q, k, v read edited streams
             inputs = tuple(ln_attn(t) for t in self.edit_attn_inputs(x))
         x = x + self.attn(ln_attn(x), cache, inputs=inputs)  # x_{l+1} = x_l + sum_h o^h
+        if self.edit_resid is not None:  # activation patching of the stream itself
+            x = self.edit_resid(x, "attn")
         if cache is not None:
             cache.add_resid(x)
         if self.mlp is not None:
             read = self.edit_mlp_input(x) if self.edit_mlp_input is not None else x
             h = self.ln_mlp(read) if self.ln_mlp is not None else read
             x = x + self.mlp(h, cache)  # x_{l+2} = x_{l+1} + m
+            if self.edit_resid is not None:
+                x = self.edit_resid(x, "mlp")
             if cache is not None:
                 cache.add_resid(x)
         return x

@@ -108,6 +108,9 @@ class Transformer(nn.Module):
         # None, or a function x -> x applied to the final residual stream before the unembedding (and its
         # LayerNorm): set and restored only by helpers.interp.paths, to take a head out of the direct path alone
         self.edit_final_input = None
+        # None, or a function x0 -> x0 applied to the embedding's output: set and restored only by
+        # helpers.interp.patching, to patch the stream x0 itself
+        self.edit_x0 = None
 
     def check_tokens(self, tokens) -> torch.Tensor:
         """Validate input token ids and say clearly what is wrong, in the post's terms."""
@@ -138,6 +141,8 @@ class Transformer(nn.Module):
         x = self.embed(tokens)  # (batch, d_model, n)
         if self.pos_embed is not None:
             x = x + self.pos_embed(tokens)
+        if self.edit_x0 is not None:  # activation patching of x0
+            x = self.edit_x0(x)
         if cache is not None:
             cache[names.TOKENS] = tokens
             cache.add_resid(x)  # x0

@@ -1,0 +1,46 @@
+"""The logit lens: read the residual stream after every layer as if it were the last.
+
+The model predicts from its final stream: p = softmax(W_U LN(x_last)). Nothing stops us from applying the same
+unembedding (and final LayerNorm) to an earlier state x0, x1, ...: every component adds to one stream, so each
+state is a partial sum of what the final one will be. The lens shows when a prediction forms — x0 alone is the
+direct path (a zero-layer model, notebook 02), and each layer's add moves it. Introduced by nostalgebraist's
+"interpreting GPT: the logit lens" (2020); it reads real models less well in their first layers, whose streams the
+unembedding was not trained to read, which is why "tuned lenses" exist. Here it needs only what 02 and 08 teach.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from helpers.interp.validate import batch_of_tokens, check_position
+from helpers.model.transformer import Transformer
+from helpers.softmax import softmax
+
+
+@torch.no_grad()
+def logit_lens(model: Transformer, tokens, position: int = -1) -> torch.Tensor:
+    """p after each residual-stream state at ``position``: (number of states, n_vocab) for tokens (n,), or
+    (batch, number of states, n_vocab) for (batch, n). Row i = softmax(W_U LN(x_i)); the last row is the
+    model's own prediction."""
+    t, single = batch_of_tokens(model, tokens)
+    pos = check_position(t.shape[-1], position)
+    _, cache = model.run_with_cache(t)
+    states = torch.stack([cache[k][..., pos] for k in cache.resid_names], dim=1)   # (batch, states, d_model)
+    x = states.mT                                                                 # (batch, d_model, states)
+    if model.ln_final is not None:
+        x = model.ln_final(x)         # LayerNorm normalises each column: each state on its own
+    p = softmax(model.unembed(x), dim=-2).mT                                      # (batch, states, n_vocab)
+    return p[0] if single else p
+
+
+def lens_table(model: Transformer, tokens, vocab, position: int = -1, top: int = 3) -> list[tuple[str, list]]:
+    """The lens as rows: [(state name, [(token, p), ...] its ``top`` most likely next tokens)], x0 first."""
+    p = logit_lens(model, tokens, position)
+    if p.dim() != 2:
+        raise ValueError("lens_table reads one text: give tokens of shape (n,)")
+    states = [f"x{i}" for i in range(p.shape[0])]
+    rows = []
+    for name, row in zip(states, p):
+        best = row.topk(top)
+        rows.append((name, [(vocab[int(i)], float(v)) for v, i in zip(best.values, best.indices)]))
+    return rows
