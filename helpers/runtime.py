@@ -74,16 +74,21 @@ def release_memory() -> bool:
     return True
 
 
+def ipython_shell():
+    """The running IPython shell (a notebook's kernel), or None outside IPython (a script, a test)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
 def release_memory_after_every_cell() -> bool:
     """In IPython (a notebook's kernel), call ``release_memory`` after every cell: a cell's big temporary
     tensors (a table, a batch of logits) leave their memory inside the C heap otherwise, and the next cell
     starts ~50-100 MB higher. A few milliseconds per cell; widgets' redraws are not cells and don't pay it.
     Returns False outside IPython. Calling it again adds nothing."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
+    shell = ipython_shell()
     if shell is None:
         return False
     if _after_cell not in shell.events.callbacks["post_run_cell"]:

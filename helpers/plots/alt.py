@@ -410,11 +410,9 @@ def register_figure_html(shell=None) -> bool:
     """In IPython, show every matplotlib figure through ``figure_html`` (JupyterLab prefers HTML to PNG). Returns
     whether a shell was there to register with."""
     if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
+        from helpers.runtime import ipython_shell
+
+        shell = ipython_shell()
     if shell is None:
         return False
     from matplotlib.figure import Figure

@@ -27,6 +27,7 @@ A screenshot per notebook goes to artifacts/browser/.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import ARTIFACTS, FIXTURE, ROOT, series_notebooks
@@ -41,6 +42,21 @@ HOLD_PRESSES = 12
 
 def _served_path(nb) -> str:
     return f"{nb.parent.name}/{nb.name}"
+
+
+def _opened(chromium, lab, nb: Path) -> jlab.NotebookPage:
+    """Notebook ``nb`` opened, run and its outputs checked (no problem allowed), ready to operate; the caller
+    closes it."""
+    nbp = jlab.NotebookPage(chromium, lab, _served_path(nb))
+    try:
+        nbp.open()
+        nbp.run_all()
+        nbp.check_outputs()
+        assert not nbp.report.problems, _explain(nbp.report)
+    except BaseException:
+        nbp.close()
+        raise
+    return nbp
 
 
 def _explain(report: jlab.Report) -> str:
@@ -115,12 +131,8 @@ def test_fast_keys_never_leave_a_stale_picture(nb, lab, chromium):
     without waiting: once the kernel is idle and the explorer settled, the caption names the last
     value and the picture shows the caption's state. Then the negative controls: the same check on a
     wrong expected value and on a doctored caption / picture must fail."""
-    nbp = jlab.NotebookPage(chromium, lab, _served_path(nb))
+    nbp = _opened(chromium, lab, nb)
     try:
-        nbp.open()
-        nbp.run_all()
-        nbp.check_outputs()
-        assert not nbp.report.problems, _explain(nbp.report)
         explorers = nbp.js("() => gt.explorers()")
         ex = next((x for x in explorers if {"text", "slider"} <= {c["kind"] for c in x["controls"]}), None)
         assert ex, f"{nb.name}: no explorer with a text box and a slider: {explorers}"
@@ -180,12 +192,8 @@ def test_fast_keys_never_leave_a_stale_picture(nb, lab, chromium):
 def test_negative_controls_for_the_audit_and_what_a_screen_reader_is_told(lab, chromium):
     """The fixture passes both checks; then an unnamed slider handle and an image without alt are planted in its
     explorer, and both the axe audit and the accessibility check must name them."""
-    nbp = jlab.NotebookPage(chromium, lab, _served_path(FIXTURE))
+    nbp = _opened(chromium, lab, FIXTURE)
     try:
-        nbp.open()
-        nbp.run_all()
-        nbp.check_outputs()
-        assert not nbp.report.problems, _explain(nbp.report)
         ex = nbp.js("() => gt.explorers()")[0]
         e = ex["id"]
         nbp.js("i => gt.scrollTo(i)", ex["cell"])
