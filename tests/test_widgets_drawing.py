@@ -150,7 +150,8 @@ def test_svg_charts_are_valid_and_labelled():
 
 def test_grid_and_ticks():
     g = svg.grid([[0.0, 1.0], [2.0, 4.0]], ["ann", "bo"], ["car", "hat"], title="neuron 3")
-    assert g.count("<td") == 4 and 'title="bo hat: 4.00"' in g and "background:rgb(255,245,235)" in g  # 0 -> white-ish
+    assert g.count("<td title=") == 4 and 'title="bo hat: 4.00"' in g and "background:rgb(255,245,235)" in g  # 0: white
+    assert "<th></th>" not in g and g.count('<th scope="col"') == 2 and g.count('<th scope="row"') == 2  # headers
     assert svg.ticks(0, 1) == [0.0, 0.25, 0.5, 0.75, 1.0] or svg.ticks(0, 1) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert svg.ticks(3, 3)  # an empty range still gets ticks
 
