@@ -229,6 +229,9 @@ def test_every_matplotlib_helper_describes_its_data():
     assert "at the last step the seeds span 3.000 to 3.200" in said(ax)
     ax = mlp.activations(None, {"ReLU": torch.relu})
     assert "ReLU: 0.00, 0.00, 0.00, 0.00, 0.00, 0.50, 1, 2, 4" in said(ax) and "ReLU is never below 0" in said(ax)
+    ax = mlp.activations(None, {"GELU": torch.nn.functional.gelu}, title="the nonlinearity")
+    words = said(ax)
+    assert words.startswith("the nonlinearity. Each function's output") and "lowest, -0.17, near input -0.76" in words
     fig = ngrams.ngram_growth([{"n": 1, "full_table": 10, "distinct_in_train": 8, "heldout_unseen": 0.0},
                                {"n": 2, "full_table": 100, "distinct_in_train": 30, "heldout_unseen": 0.25}])
     assert "Held-out n-grams never seen in training: 0 %, 25 %." in said(fig) and "entries 10, 100" not in said(fig)
