@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from helpers.interp.validate import batch_of_tokens, check_position
+from helpers.model import names
 from helpers.model.transformer import Transformer
 from helpers.softmax import softmax
 
@@ -38,9 +39,8 @@ def lens_table(model: Transformer, tokens, vocab, position: int = -1, top: int =
     p = logit_lens(model, tokens, position)
     if p.dim() != 2:
         raise ValueError("lens_table reads one text: give tokens of shape (n,)")
-    states = [f"x{i}" for i in range(p.shape[0])]
     rows = []
-    for name, row in zip(states, p):
+    for i, row in enumerate(p):
         best = row.topk(top)
-        rows.append((name, [(vocab[int(i)], float(v)) for v, i in zip(best.values, best.indices)]))
+        rows.append((names.resid(i), [(vocab[int(j)], float(v)) for v, j in zip(best.values, best.indices)]))
     return rows

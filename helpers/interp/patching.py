@@ -179,7 +179,9 @@ def logit_difference(right: int, wrong: int, position: int = -1) -> Metric:
     return metric
 
 
-def _runs(model: Transformer, clean, corrupted, metric: Metric) -> tuple[torch.Tensor, Cache, float, float]:
+def _fractions(model: Transformer, clean, corrupted, metric: Metric) -> tuple[Callable, int]:
+    """Run the clean and corrupted inputs once; returns ``fraction(what, positions)``, the share of the clean metric
+    that patching ``what`` into the corrupted run brings back, and n, the number of tokens."""
     clean_t, _ = batch_of_tokens(model, clean)
     bad_t, _ = batch_of_tokens(model, corrupted)
     if clean_t.shape != bad_t.shape:
@@ -194,44 +196,34 @@ def _runs(model: Transformer, clean, corrupted, metric: Metric) -> tuple[torch.T
     if abs(m_clean - m_bad) < 1e-6 * max(1.0, abs(m_clean)):
         raise ValueError(f"the metric is the same on both inputs ({m_clean:.4g}): there is no difference for a "
                          f"patch to restore; choose a corrupted input (or a metric) that changes the answer")
-    return bad_t, cache, m_clean, m_bad
+
+    @torch.no_grad()
+    def fraction(what, positions=None) -> float:
+        with patched(model, cache, what, positions):
+            return (metric(model(bad_t)) - m_bad) / (m_clean - m_bad)
+    return fraction, bad_t.shape[-1]
 
 
-@torch.no_grad()
 def restored(model: Transformer, clean, corrupted, what: str | Sequence[str], metric: Metric,
              positions: int | Sequence[int] | None = None) -> float:
     """The fraction of the clean metric that patching ``what`` (at ``positions``) from the clean run into the
     corrupted one brings back: (patched - corrupted) / (clean - corrupted)."""
-    bad_t, cache, m_clean, m_bad = _runs(model, clean, corrupted, metric)
-    with patched(model, cache, what, positions):
-        m = metric(model(bad_t))
-    return (m - m_bad) / (m_clean - m_bad)
+    fraction, _ = _fractions(model, clean, corrupted, metric)
+    return fraction(what, positions)
 
 
-@torch.no_grad()
 def patch_heads(model: Transformer, clean, corrupted, metric: Metric,
                 positions: int | Sequence[int] | None = None) -> torch.Tensor:
     """Each head's output patched alone (at ``positions``, default every one): (n_layers, n_heads) fractions
     restored. The picture of "which heads carry the difference"."""
-    bad_t, cache, m_clean, m_bad = _runs(model, clean, corrupted, metric)
-    out = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
-    for layer in range(model.cfg.n_layers):
-        for h in range(model.cfg.n_heads):
-            with patched(model, cache, names.head(layer, h), positions):
-                out[layer, h] = (metric(model(bad_t)) - m_bad) / (m_clean - m_bad)
-    return out
+    fraction, _ = _fractions(model, clean, corrupted, metric)
+    return torch.tensor([[fraction(names.head(layer, h), positions) for h in range(model.cfg.n_heads)]
+                         for layer in range(model.cfg.n_layers)])
 
 
-@torch.no_grad()
 def patch_resid(model: Transformer, clean, corrupted, metric: Metric) -> torch.Tensor:
     """Each residual-stream state x_i patched at one position p at a time: (number of states, n) fractions
     restored, row i = x_i, column p = position p. The picture of "where the difference travels": at x0 only
     the positions where the inputs differ matter; by the last state only the position the metric reads."""
-    bad_t, cache, m_clean, m_bad = _runs(model, clean, corrupted, metric)
-    n = bad_t.shape[-1]
-    out = torch.zeros(len(resid_places(model)), n)
-    for i in range(out.shape[0]):
-        for p in range(n):
-            with patched(model, cache, names.resid(i), [p]):
-                out[i, p] = (metric(model(bad_t)) - m_bad) / (m_clean - m_bad)
-    return out
+    fraction, n = _fractions(model, clean, corrupted, metric)
+    return torch.tensor([[fraction(names.resid(i), [p]) for p in range(n)] for i in range(len(resid_places(model)))])

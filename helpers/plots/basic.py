@@ -52,12 +52,17 @@ def loss_curves(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequen
     ax.set_ylabel("cross-entropy (nats / token)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    levels = " ".join(f"{name}: {value:.2f} (a level line). "
-                      + " ".join(level_text(c, x, y, name, value, "step") for c, (x, y) in curves.items())
-                      for name, value in (baselines or {}).items())
+    levels = _levels_said(baselines or {}, curves, "step", ".2f", "level line")
     describe(ax, panel(ax, "cross-entropy against training step. " + curves_text(curves, x_name="step") +
                        (" " + levels if levels else "")))
     return ax
+
+
+def _levels_said(levels: dict[str, float], curves: dict, x_name: str, fmt: str, line: str) -> str:
+    """Each level line's value, then where each curve runs above and below it."""
+    return " ".join(f"{name}: {format(y, fmt)} (a {line}). "
+                    + " ".join(level_text(c, cx, cy, name, y, x_name) for c, (cx, cy) in curves.items())
+                    for name, y in levels.items())
 
 
 def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None,
@@ -115,8 +120,7 @@ def lines(ax: Axes | None, curves: dict[str, tuple[Sequence[float], Sequence[flo
     if len(curves) + len(levels or {}) + (divider is not None) > 1:
         ax.legend(fontsize=8)
     x_name = x_name or xlabel
-    extra = " ".join(f"{name}: {y:.3g} (a dashed level line). " + " ".join(
-        level_text(c, cx, cy, name, y, x_name) for c, (cx, cy) in curves.items()) for name, y in (levels or {}).items())
+    extra = _levels_said(levels or {}, curves, x_name, ".3g", "dashed level line")
     if divider is not None:
         extra += f" A dotted line at {x_name} {divider[0]:g}: {divider[1]}."
     describe(ax, panel(ax, f"{ylabel} against {xlabel}. " + curves_text(curves, x_name=x_name, log=scale != "linear")

@@ -46,12 +46,9 @@ function nameSliders(root) {
   for (const slider of root.querySelectorAll('.widget-slider')) {
     const handle = slider.querySelector('[role="slider"]');
     if (!handle) continue;
-    const label = slider.querySelector('.widget-label');
-    const name = label ? (label.textContent.trim() || label.getAttribute('title') || '') : '';
-    if (name && handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
+    setAttr(handle, 'aria-label', describe(slider));
     const readout = slider.querySelector('.widget-readout');
-    const shown = readout ? readout.textContent.trim() : '';
-    if (shown && handle.getAttribute('aria-valuetext') !== shown) handle.setAttribute('aria-valuetext', shown);
+    setAttr(handle, 'aria-valuetext', readout ? readout.textContent.trim() : '');
   }
 }
 
