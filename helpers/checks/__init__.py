@@ -14,7 +14,8 @@ layernorm.py  notebook 07: LayerNorm for column vectors, what ε does to a quiet
 params.py     notebook 08: the parameter count of a model from its Config
 training.py   notebook 08: one training step (forward, next-token loss, backward, step, zero_grad)
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
-circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head
+circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head, the
+              induction circuit by hand
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
@@ -28,4 +29,5 @@ from helpers.checks.layernorm import check_layer_norm, check_layer_norm_grad, ch
 from helpers.checks.params import check_n_params  # noqa: F401
 from helpers.checks.training import check_train_step  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
-from helpers.checks.circuits import check_causal_mults, check_head_circuits, check_k_composition  # noqa: F401
+from helpers.checks.circuits import (check_causal_mults, check_head_circuits, check_induction_circuits,  # noqa: F401
+                                     check_k_composition)

@@ -172,3 +172,215 @@ def check_causal_mults(fn) -> bool:
                             "(4 d_model d_head per position); the pair work is 2 d_head for each pair j <= i.")
     return passed(f"{what} = 4 d_model d_head n_ctx + d_head n_ctx (n_ctx + 1) for 4 sizes, GPT-2 Small's head "
                   "among them.")
+
+
+# --------------------------------------------------------------------------- 10.4: the induction circuit by hand
+EXPECTED_BLOCKS = {"W_QK0": ("POS", "POS"), "W_OV0": ("PREV", "TOK"), "W_QK1": ("TOK", "PREV"), "W_OV1": ("OUT", "TOK")}
+UNSEEN_SEED = 4242  # the check's repeated sequences: neither the trained model nor the notebook has seen them
+SHARE_NEEDED = 0.7  # of the trained model's drop in the loss on the repeat
+
+
+def _entries(M: torch.Tensor, rows, cols) -> float:
+    """The mean of M[rows[k], cols[k]] over k: how strongly a circuit pairs what it should pair."""
+    return float(M[torch.as_tensor(rows), torch.as_tensor(cols)].mean())
+
+
+def _blocks_said(M: torch.Tensor, L) -> tuple[str, str]:
+    from helpers.by_hand import main_block
+
+    return main_block(M, L)[:2]
+
+
+def _layer0_wrong(QK0: torch.Tensor, A0: torch.Tensor, L) -> str:
+    """Why layer 0's head does not attend to the previous position (A0: (batch, n, n))."""
+    r, c = _blocks_said(QK0, L)
+    if not r:
+        return ("W_QK0 is all zeros: every score is 0, so each query spreads its weight evenly over the keys it sees. "
+                "Pair each query position with the position before it: W_QK0[L.pos(i), L.pos(i - 1)].")
+    if (r, c) != ("POS", "POS"):
+        return (f"W_QK0's largest entries pair the {r} rows (the query's side) with the {c} columns (the key's). "
+                "The previous token is found by position alone: W_QK0[L.pos(i), L.pos(i - 1)] for i = 1 ... 31.")
+    i = torch.arange(1, L.n_ctx)
+    query = [L.pos(k) for k in i]
+    back = _entries(QK0, query, [L.pos(k - 1) for k in i])  # query i, key i - 1: what is wanted
+    self_ = _entries(QK0, query, query)  # query i, key i
+    forward = _entries(QK0, [L.pos(k - 1) for k in i], query)  # query i - 1, key i: the transpose
+    if forward > max(back, self_, 0):
+        return ("W_QK0 is transposed: it pairs query position i - 1 with key position i, a key the causal mask "
+                "hides. Rows are the query's side: W_QK0[L.pos(i), L.pos(i - 1)].")
+    if self_ > max(back, 0):
+        return ("layer 0's head attends to its own position: W_QK0 pairs position i with position i. The previous "
+                "token sits at key i - 1: W_QK0[L.pos(i), L.pos(i - 1)].")
+    if back < 0:
+        return ("W_QK0 gives the previous position a negative score: the softmax then takes weight away from "
+                "key i - 1. Make the entries positive.")
+    n = A0.shape[-1]
+    on_prev = A0[:, 1:, :].argmax(-1) == torch.arange(n - 1)  # (batch, n - 1): is key i - 1 each query's favourite?
+    weight = float(A0[:, torch.arange(1, n), torch.arange(n - 1)].mean())
+    if float(on_prev.float().mean()) > 0.9:
+        return (f"layer 0's head prefers key i - 1 but gives it only {weight:.2f} of its weight on average: the scores "
+                "are too small. S = x_i^T W_QK x_j / sqrt(d_head), divided by sqrt(64) = 8 before the softmax: "
+                "a score 10 above the rest takes almost all the weight.")
+    return (f"layer 0's head puts only {weight:.2f} of its weight on the previous position (key i - 1), on average. "
+            "W_QK0[L.pos(i), L.pos(i - 1)] should be large for every query position i = 1 ... 31, the other "
+            "entries 0.")
+
+
+def _trace_wrong(OV0: torch.Tensor, L) -> str:
+    r, c = _blocks_said(OV0, L)
+    if not r:
+        return ("W_OV0 is all zeros: layer 0's head attends to the previous position but writes nothing there. "
+                "Copy the key's token into the PREV rows: W_OV0[L.prev(t), L.tok(t)] for every token t.")
+    if c == "PREV":
+        return ("W_OV0 reads the PREV rows, which are empty before layer 0 writes them: it moves nothing. "
+                "Columns are what the head reads at the key: its token, W_OV0[L.prev(t), L.tok(t)].")
+    if c != "TOK":
+        return (f"W_OV0 reads the {c} rows of the key; the trace is the key's token: W_OV0[L.prev(t), L.tok(t)].")
+    if r != "PREV":
+        said = (" (in the token rows it would look like a second token of the query's own)" if r == "TOK" else "")
+        return (f"W_OV0 writes into the {r} rows{said}. The trace belongs in the PREV rows, where nothing else "
+                "writes and where layer 1's keys will read it: W_OV0[L.prev(t), L.tok(t)].")
+    return ("after layer 0, the PREV rows at position i should name token i - 1, and they often name another: "
+            "W_OV0 must send each token t to its own row, W_OV0[L.prev(t), L.tok(t)], for every t.")
+
+
+def _induction_wrong(QK1: torch.Tensor, A1: torch.Tensor, tokens: torch.Tensor, trace_sign: float, L) -> str:
+    from helpers.interp.scores import duplicate_token_score, induction_mask
+
+    r, c = _blocks_said(QK1, L)
+    dup = float(duplicate_token_score(A1[:, None], tokens)[0])
+    if not r:
+        return ("W_QK1 is all zeros: layer 1's head spreads its weight evenly and finds nothing. Its query should ask "
+                "with its token for a key whose trace names that token: W_QK1[L.tok(t), L.prev(t)].")
+    if (r, c) == ("TOK", "TOK"):
+        return (f"layer 1 compares the query's token with the key's own token: it finds the earlier copy of the token "
+                f"(weight {dup:.2f} there), not the token after it. The key should be read through its trace: "
+                "W_QK1[L.tok(t), L.prev(t)].")
+    if (r, c) == ("PREV", "TOK"):
+        return ("W_QK1 is transposed: rows are the query's side (the token it has, L.tok(t)), columns the key's "
+                "(what came before the key, L.prev(t)): W_QK1[L.tok(t), L.prev(t)].")
+    if (r, c) == ("PREV", "PREV"):
+        return (f"layer 1 compares the query's predecessor with the key's predecessor: it finds the earlier copy of "
+                f"the current token (weight {dup:.2f} there), not the token after it. The query should ask with its "
+                "own token: W_QK1[L.tok(t), L.prev(t)].")
+    if (r, c) != ("TOK", "PREV"):
+        return (f"W_QK1 pairs the {r} rows (the query's side) with the {c} columns (the key's). An induction head's "
+                "query asks with its token for a key whose trace names that token: W_QK1[L.tok(t), L.prev(t)].")
+    t = range(L.n_vocab)
+    match = _entries(QK1, [L.tok(k) for k in t], [L.prev(k) for k in t])
+    if match * trace_sign < 0:
+        if trace_sign < 0:
+            return ("W_OV0 writes the trace with a negative sign, so W_QK1's positive entries push layer 1's weight "
+                    "away from the token after the earlier copy. Make W_OV0's entries positive.")
+        return ("W_QK1 gives a matching trace a negative score: layer 1's weight goes away from the token after the "
+                "earlier copy. Make the entries positive.")
+    mask = induction_mask(tokens)  # (batch, n, n)
+    rows = mask.any(-1)
+    right = (mask.float() * A1).sum(-1)[rows]
+    favourite = mask.gather(-1, A1.argmax(-1, keepdim=True))[..., 0][rows]
+    if float(favourite.float().mean()) > 0.9:
+        return (f"layer 1's head prefers the token after the earlier copy but gives it only {float(right.mean()):.2f} "
+                "of its weight: the scores are too small (divided by sqrt(d_head) = 8 before the softmax).")
+    return (f"layer 1's head puts only {float(right.mean()):.2f} of its weight on the token after the earlier copy. "
+            "W_QK1[L.tok(t), L.prev(t)] should be large for every token t, the other entries 0.")
+
+
+def _copy_wrong(OV1: torch.Tensor, L) -> str:
+    r, c = _blocks_said(OV1, L)
+    if not r:
+        return ("W_OV1 is all zeros: layer 1's head finds the token after the earlier copy but writes nothing. "
+                "Write the token it attends to where W_U reads: W_OV1[L.out(t), L.tok(t)].")
+    if r != "OUT":
+        return (f"the copy does not reach the unembedding: W_OV1 writes into the {r} rows, but W_U reads only the OUT "
+                "rows (the logit of token t is x[L.out(t)]). Write W_OV1[L.out(t), L.tok(t)].")
+    if c == "PREV":
+        return ("W_OV1 copies the attended key's trace (the token *before* it) instead of its own token: the "
+                "prediction is one step behind. Read the TOK columns: W_OV1[L.out(t), L.tok(t)].")
+    if c != "TOK":
+        return f"W_OV1 reads the {c} rows of the key; it should copy the key's token: W_OV1[L.out(t), L.tok(t)]."
+    t = range(L.n_vocab)
+    if _entries(OV1, [L.out(k) for k in t], [L.tok(k) for k in t]) < 0:
+        return ("W_OV1 has the wrong sign: it pushes the token it finds *down* (a negative logit). Make the entries "
+                "positive.")
+    return ("the attended token's logit is not the largest: W_OV1 must send each token t to its own logit, "
+            "W_OV1[L.out(t), L.tok(t)], for every t.")
+
+
+BY_HAND_HELPERS = ("helpers.by_hand.induction_circuits",)
+
+
+@exercise(answered_by=BY_HAND_HELPERS)
+def check_induction_circuits(fn, model) -> bool:
+    """fn(L) -> (W_QK0, W_OV0, W_QK1, W_OV1), each (d_model, d_model) = (224, 224) for ``helpers.by_hand.Layout()``.
+    The hand-built model (``helpers.by_hand.from_circuits``) and ``model`` (notebook 10's trained one) run on 32
+    repeated random sequences neither has seen; the hand-built model's drop in the loss on the repeat, ln 64 minus
+    that loss, must be at least 70 % of the trained model's. Otherwise the first stage that fails is named: layer 0's
+    attention, the trace it writes, layer 1's attention, the copy into the logits, the size of the copy."""
+    import math
+
+    from helpers.by_hand import CIRCUIT_NAMES, Layout, from_circuits
+    from helpers.induction import repeat_loss
+    from helpers.interp.scores import induction_score, previous_token_score
+    from helpers.interp.sequences import repeated_tokens
+    from helpers.model import names
+    from helpers.model.transformer import Transformer
+
+    what = "induction_circuits(L)"
+    L = Layout()
+    out = call(fn, L, what=what, forbid=BY_HAND_HELPERS)
+    if not (isinstance(model, Transformer) and model.cfg.n_vocab == L.n_vocab and model.cfg.n_ctx == L.n_ctx):
+        raise ExerciseError("the check compares your circuit with notebook 10's trained model: pass it as the second "
+                            "argument, check_induction_circuits(induction_circuits, model).")
+    if not (isinstance(out, (tuple, list)) and len(out) == 4):
+        got = "None" if out is None else type(out).__name__
+        if isinstance(out, (tuple, list)):
+            got += f" of {len(out)}"
+        raise ExerciseError(f"{what} should return four matrices, (W_QK0, W_OV0, W_QK1, W_OV1); got {got}.")
+    d = L.d_model
+    mats = [tensor_result(M, (d, d), f"{name} from {what}", f"A circuit maps the stream to itself: (d_model, d_model), "
+                          f"with d_model = {d} here (L.d_model).") for M, name in zip(out, CIRCUIT_NAMES)]
+    for M, name in zip(mats, CIRCUIT_NAMES):
+        rank = int(torch.linalg.matrix_rank(M))
+        if rank > L.d_head:
+            raise ExerciseError(f"{name} has rank {rank}, more than d_head = {L.d_head}: a head passes everything "
+                                "through its d_head-dimensional q and k (or v), so no head has this circuit. Write "
+                                "only the entries the head needs (a full matrix of noise has rank 224).")
+    said = [_blocks_said(M, L) for M in mats]
+    expected = [EXPECTED_BLOCKS[name] for name in CIRCUIT_NAMES]
+    if said != expected and sorted(said) == sorted(expected):
+        raise ExerciseError(f"{what} returns the right four circuits in another order: (W_QK0, W_OV0, W_QK1, W_OV1) "
+                            "is asked for, layer 0's QK and OV first, then layer 1's.")
+    QK0, OV0, QK1, OV1 = mats
+    hand = from_circuits(*mats, L)
+    tokens = repeated_tokens(L.n_vocab, L.n_ctx // 2, batch=32, seed=UNSEEN_SEED)  # (32, 32)
+    with torch.no_grad():
+        _, cache = hand.run_with_cache(tokens)
+    A0, A1 = cache[names.key(0, "A")][:, 0], cache[names.key(1, "A")][:, 0]  # (batch, n, n): the one head of each
+    if float(previous_token_score(A0[:, None])[0]) < 0.5:
+        raise ExerciseError(_layer0_wrong(QK0, A0, L))
+    trace = cache[names.resid(1)][:, L.PREV, 1:]  # (batch, n_vocab, n - 1): what layer 0 wrote at positions 1 ...
+    named = trace.abs().argmax(1) == tokens[:, :-1]
+    if float(named.float().mean()) < 0.9:
+        raise ExerciseError(_trace_wrong(OV0, L))
+    trace_sign = float(trace.gather(1, tokens[:, None, :-1]).mean())
+    if float(induction_score(A1[:, None], tokens)[0]) < 0.5:
+        raise ExerciseError(_induction_wrong(QK1, A1, tokens, trace_sign, L))
+    half = L.n_ctx // 2
+    logits = cache[names.LOGITS][:, :, half:-1]  # (batch, n_vocab, half - 1): predictions of tokens half + 1 ...
+    top = logits.argmax(1) == tokens[:, half + 1:]
+    if float(top.float().mean()) < 0.9:
+        raise ExerciseError(_copy_wrong(OV1, L))
+    hand_loss = repeat_loss(hand, tokens)[1]
+    trained_loss = repeat_loss(model, tokens)[1]
+    uniform = math.log(L.n_vocab)
+    share = (uniform - hand_loss) / (uniform - trained_loss)
+    if share < SHARE_NEEDED:
+        raise ExerciseError(f"the circuit works but the copy is too weak: on the repeat the hand-built model's loss is "
+                            f"{hand_loss:.2f} nats (a typical right token gets p = e^-{hand_loss:.2f} = "
+                            f"{math.exp(-hand_loss):.2f}), the trained model's "
+                            f"{trained_loss:.2f}: {share:.0%} of the trained model's drop below ln 64, and "
+                            f"{SHARE_NEEDED:.0%} is needed. W_U reads the OUT rows with weight 1, so the right token's "
+                            "logit is your W_OV1 entry times the attention weight: make it larger.")
+    return passed(f"{what}: on 32 repeated sequences neither model has seen, the hand-built model's loss on the repeat "
+                  f"is {hand_loss:.2f} nats, the trained model's {trained_loss:.2f}; it falls {share:.0%} as far below "
+                  f"ln 64 = {uniform:.2f} as the trained model's ({SHARE_NEEDED:.0%} needed).")

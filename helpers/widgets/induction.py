@@ -50,46 +50,77 @@ class InductionExplorer(Explorer):
     """Type a sequence; see the previous-token head (layer 0) and the induction head (layer 1)."""
 
     def __init__(self, model: Transformer, previous_head: int, induction_head: int,
-                 text: str = "Harry Potter and Harry Pott"):
+                 text: str = "Harry Potter and Harry Pott",
+                 compare: dict[str, tuple[Transformer, int, int]] | None = None):
+        """compare: {name: (another model, its previous-token head, its induction head)}, drawn below the first
+        on the same sequence (notebook 10: the hand-built circuit beside the trained model). Every model must
+        read the same 64 characters and n_ctx."""
         check_head(model, 0, previous_head)
         check_head(model, 1, induction_head)
+        self.models = {"trained": (model, previous_head, induction_head)}
+        for name, (other, prev, ind) in (compare or {}).items():
+            check_head(other, 0, prev)
+            check_head(other, 1, ind)
+            if (other.cfg.n_vocab, other.cfg.n_ctx) != (model.cfg.n_vocab, model.cfg.n_ctx):
+                raise ValueError(f"the model '{name}' has n_vocab {other.cfg.n_vocab} and n_ctx {other.cfg.n_ctx}, "
+                                 f"the first {model.cfg.n_vocab} and {model.cfg.n_ctx}: they cannot read the same "
+                                 "sequence")
+            self.models[name] = (other, prev, ind)
         self.model, self.heads = model, (previous_head, induction_head)
         self.text = text_box("sequence", text, width="30em")
         super().__init__([self.text])
 
-    def render(self):
-        text = self.text.value
-        ids = encode(text, self.model.cfg.n_ctx)
+    def _one(self, model: Transformer, heads: tuple[int, int], text: str, ids: torch.Tensor, name: str | None):
+        """One model's two patterns, its last query's bars and its words: (words, guess, share, html)."""
         n, last = len(ids), text[-1]
-        _, cache = self.model.run_with_cache(ids)
-        A0 = cache[names.key(0, "A")][self.heads[0]]  # (n, n)
-        A1 = cache[names.key(1, "A")][self.heads[1]]
+        _, cache = model.run_with_cache(ids)
+        A0 = cache[names.key(0, "A")][heads[0]]  # (n, n)
+        A1 = cache[names.key(1, "A")][heads[1]]
         p = softmax(cache[names.LOGITS][:, -1], dim=0)
         guess = ALPHABET[int(p.argmax())]
         earlier = [j for j in range(n - 1) if text[j] == last]
         after = [j + 1 for j in earlier]
         marks = {j: EARLIER for j in earlier} | {j: AFTER for j in after}
-        view = _two_heads(A0, A1, text, ids, (f"layer 0, head {self.heads[0]} (previous token)",
-                                         f"layer 1, head {self.heads[1]} (induction)"))
-        bars = (f'<div style="display:flex;gap:24px;margin-top:8px">'
-                f'<div>{row_bars_html(A0[-1].numpy(), list(text), "previous-token head, last query", marks, MARKED)}'
-                f'</div><div>{row_bars_html(A1[-1].numpy(), list(text), "induction head, last query", marks, MARKED)}'
-                "</div></div>")
+        who = f"{name}: " if name else ""
+        view = _two_heads(A0, A1, text, ids, (f"{who}layer 0, head {heads[0]} (previous token)",
+                                         f"{who}layer 1, head {heads[1]} (induction)"))
+        bar0 = row_bars_html(A0[-1].numpy(), list(text), f"{who}previous-token head, last query", marks, MARKED)
+        bar1 = row_bars_html(A1[-1].numpy(), list(text), f"{who}induction head, last query", marks, MARKED)
+        bars = f'<div style="display:flex;gap:24px;margin-top:8px"><div>{bar0}</div><div>{bar1}</div></div>'
+        the = f"the {name} model" if name else "the model"
+        share = float(A1[-1, after].sum()) if earlier else 0.0
         if earlier:
-            share = float(A1[-1, after].sum())
-            seen = ", ".join(f"'{_label(text[j])}' (position {j + 1})" for j in after)
+            words = (f"The induction head of {the} puts {share:.2f} of the last query's weight there; {the} predicts "
+                     f"'<b>{html.escape(_label(guess))}</b>' (p = {float(p.max()):.2f}).")
+        else:
+            words = (f"{the[0].upper()}{the[1:]} guesses '{html.escape(_label(guess))}' "
+                     f"(p = {float(p.max()):.2f}).")
+        heading = f'<h3 style="margin:12px 0 4px;font-size:1em">{html.escape(name)} model</h3>' if name else ""
+        return words, guess, share, heading + view + bars
+
+    def render(self):
+        text = self.text.value
+        ids = encode(text, self.model.cfg.n_ctx)
+        n, last = len(ids), text[-1]
+        several = len(self.models) > 1
+        parts = {name: self._one(m, (prev, ind), text, ids, name if several else None)
+                 for name, (m, prev, ind) in self.models.items()}
+        earlier = [j for j in range(n - 1) if text[j] == last]
+        if earlier:
+            seen = ", ".join(f"'{_label(text[j + 1])}' (position {j + 2})" for j in earlier)
             text_html = (f"The last token '{html.escape(_label(last))}' occurred before; "
                          f"<span style='border-bottom:3px solid {AFTER}'>what followed it then</span> (framed "
-                         f"orange): {html.escape(seen)}. "
-                         f"The induction head puts {share:.2f} of the last query's weight there. "
-                         f"The model predicts '<b>{html.escape(_label(guess))}</b>' (p = {float(p.max()):.2f}).")
+                         f"orange): {html.escape(seen)}. ")
         else:
-            share = 0.0
             text_html = (f"The last token '{html.escape(_label(last))}' has not occurred before: there is nothing to "
-                         f"copy, and the model is unsure (its guess '{html.escape(_label(guess))}', "
-                         f"p = {float(p.max()):.2f}). Repeat part of the sequence to see the induction head work.")
+                         "copy. Repeat part of the sequence to see the induction head work. ")
+        text_html += " ".join(words for words, _, _, _ in parts.values())
+        words, guess, share, _ = parts["trained"]
         state = {"text": text, "n": n, "guess": guess, "on_successor": f"{share:.2f}"}
-        return text_html, state, view + bars
+        for name, (_, other_guess, other_share, _) in list(parts.items())[1:]:
+            state[f"guess ({name})"] = other_guess
+            state[f"on_successor ({name})"] = f"{other_share:.2f}"
+        return text_html, state, "".join(view for _, _, _, view in parts.values())
 
 
 class TrainingExplorer(Explorer):
