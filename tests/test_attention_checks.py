@@ -363,6 +363,85 @@ def test_prob_without_head_needs_the_model():
         checks.check_prob_without_head(lambda *a: 0.5, None)
 
 
+# ----------------------------------------------------------------- one head patched (nb05, 5.3)
+def patching(fraction=None, prob=False, added=False, head_shift=0):
+    """restored_by_head from the cache; fraction(P, C, K) turns the three logit differences (patched, corrupted,
+    clean) into the returned number (default: the right one)."""
+    def fn(model, clean, corrupted, h, right, wrong):
+        _, K = model.run_with_cache(clean)
+        _, C = model.run_with_cache(corrupted)
+        W_U, g = model.unembed.W_U.detach(), (h + head_shift) % model.cfg.n_heads
+
+        def diff(x):
+            s = torch.softmax(W_U @ x, 0) if prob else W_U @ x
+            return float(s[right] - s[wrong])
+
+        o = names.key(0, "o_heads")
+        x1 = C["x1"][:, -1]
+        patched = x1 + K[o][g, :, -1] if added else x1 - C[o][g, :, -1] + K[o][g, :, -1]
+        P, Cd, Kd = diff(patched), diff(x1), diff(K["x1"][:, -1])
+        return (fraction or (lambda P, C, K: (P - C) / (K - C)))(P, Cd, Kd)
+    return fn
+
+
+def patching_in_the_model(model, clean, corrupted, h, right, wrong):
+    """Another right answer: the clean o^h put into the corrupted run through the attention module's edit hook."""
+    _, K = model.run_with_cache(clean)
+    clean_o = K[names.key(0, "o_heads")][h]
+    blk = model.blocks[0].attn
+
+    def diff(ids):
+        logits = model(ids)[:, -1]
+        return float(logits[right] - logits[wrong])
+
+    def put(o):                                          # o_heads (..., n_heads, d_model, n)
+        o = o.clone()
+        o[..., h, :, :] = clean_o
+        return o
+
+    blk.edit_o_heads = put
+    try:
+        P = diff(corrupted)
+    finally:
+        blk.edit_o_heads = None
+    return (P - diff(corrupted)) / (diff(clean) - diff(corrupted))
+
+
+@pytest.mark.parametrize("fn", [patching(), patching_in_the_model])
+def test_restored_by_head_right_answers_pass(attn1, fn):
+    assert checks.check_restored_by_head(fn, attn1)
+
+
+def with_the_patching_helper(model, clean, corrupted, h, right, wrong):
+    from helpers.interp.patching import logit_difference, restored
+
+    return restored(model, clean, corrupted, f"L0.h{h}", logit_difference(right, wrong))
+
+
+@pytest.mark.parametrize("fn, message", [
+    (patching(lambda P, C, K: (C - P) / (K - C)), "the sign is flipped"),
+    (patching(lambda P, C, K: (K - P) / (K - C)), "1 minus the fraction"),
+    (patching(lambda P, C, K: P - C), "not yet a fraction"),
+    (patching(lambda P, C, K: P), "the patched run's logit difference itself"),
+    (patching(added=True), "added the clean run's o\\^h on top"),
+    (patching(prob=True), "measured with probabilities"),
+    (patching(lambda P, C, K: 1.0), "copied the clean run's whole stream"),
+    (patching(head_shift=1), "you patched head"),
+    (patching(lambda P, C, K: 1.5 * (P - C) / (K - C)), "where patching head"),
+    (lambda *a: torch.ones(3), "returned a tensor of shape \\(3,\\)"),
+    (with_the_patching_helper, "calls helpers.interp.patching.restored, which"),
+    (todo, "not written yet"),
+])
+def test_restored_by_head_mistakes_are_named(attn1, fn, message):
+    with pytest.raises(ExerciseError, match=message):
+        checks.check_restored_by_head(fn, attn1)
+
+
+def test_restored_by_head_needs_the_one_layer_model():
+    with pytest.raises(ExerciseError, match="needs the trained one-layer model"):
+        checks.check_restored_by_head(lambda *a: 0.5, checkpoint.load_named("attn2")[0])
+
+
 def test_a_wrapped_helper_is_forbidden_by_its_own_code_not_its_wrapper(monkeypatch):
     """Under tests/test_exercises.py's tracer every answering helper is a functools.wraps wrapper with one
     shared code object; the notebook's softmax is one of them. A right answer that calls softmax must not
@@ -392,6 +471,7 @@ def test_a_wrapped_helper_is_forbidden_by_its_own_code_not_its_wrapper(monkeypat
 @pytest.mark.parametrize("check, args", [
     (checks.check_single_query, ()), (checks.check_hide_token, ()), (checks.check_all_scores, ()),
     (checks.check_causal_attention, ()), (checks.check_attention_layer, ()), (checks.check_prob_without_head, (None,)),
+    (checks.check_restored_by_head, (None,)),
 ])
 def test_an_unwritten_exercise_is_reported_as_not_written_yet(check, args):
     from helpers.checks.base import NotWrittenYet

@@ -8,7 +8,8 @@ ngrams.py     notebook 01: normalising bigram counts, held-out cross-entropy, ad
 softmax.py    notebook 02: a numerically stable softmax
 zero_layer.py notebook 02: the loss's gradient with respect to the logits, a zero-layer training loop
 attention.py  notebooks 03-04: single-query attention, a token hidden from it, every score, causal attention
-heads.py      notebook 05: a multi-head layer without a loop over heads, a head switched off by hand
+heads.py      notebook 05: a multi-head layer without a loop over heads, a head switched off by hand, one
+              head's output patched from a clean run
 mlp.py        notebook 06: the MLP's two equations, the few neurons one fact needs (an ablation)
 layernorm.py  notebook 07: LayerNorm for column vectors, what ε does to a quiet column, the gradient by hand
 params.py     notebook 08: the parameter count of a model from its Config
@@ -23,7 +24,7 @@ from helpers.checks.ngrams import check_add_k_loss, check_bigram_table, check_he
 from helpers.checks.softmax import check_softmax  # noqa: F401
 from helpers.checks.zero_layer import check_logit_grad, check_train_zero_layer  # noqa: F401
 from helpers.checks.attention import check_all_scores, check_causal_attention, check_hide_token, check_single_query  # noqa: F401
-from helpers.checks.heads import check_attention_layer, check_prob_without_head  # noqa: F401
+from helpers.checks.heads import check_attention_layer, check_prob_without_head, check_restored_by_head  # noqa: F401
 from helpers.checks.mlp import check_fact_neurons, check_mlp  # noqa: F401
 from helpers.checks.layernorm import check_layer_norm, check_layer_norm_grad, check_std_after  # noqa: F401
 from helpers.checks.params import check_n_params  # noqa: F401

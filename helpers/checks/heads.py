@@ -1,5 +1,6 @@
-"""Exercises of notebook 05: a whole multi-head attention layer without a loop over its heads, and a head
-switched off by hand (a zero ablation), measured against the model on texts the notebook never shows."""
+"""Exercises of notebook 05: a whole multi-head attention layer without a loop over its heads, a head
+switched off by hand (a zero ablation), and one head's output patched from a clean run into a corrupted one
+(activation patching), each measured against the model on texts the notebook never shows."""
 
 from __future__ import annotations
 
@@ -173,3 +174,104 @@ def check_prob_without_head(fn, model) -> bool:
                             "x1 = x0 + sum_h o^h, then p = softmax(W_U x1_n)[target].")
     return passed(f"your ablation matches the model with one head switched off on {len(texts)} random texts "
                   "this notebook never shows.")
+
+
+PATCHING_HELPERS = ("helpers.interp.patching.restored", "helpers.interp.patching.patched",
+                    "helpers.interp.patching.patch_heads", "helpers.interp.patching.patch_resid")
+
+
+def _near_fraction(a: float, b: float) -> bool:
+    """Fractions restored agree: the helper patches inside a full forward pass, an answer usually from the cache;
+    a small clean - corrupted difference magnifies their rounding (measured: up to 6e-4 relative)."""
+    return abs(a - b) <= 2e-3 + 2e-3 * abs(b)
+
+
+def _prompt_pairs(n_vocab: int, n_ctx: int) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
+    """(clean, corrupted, changed position): random texts of a few lengths, the corrupted one with one token
+    changed (never the notebook's prompts)."""
+    g = torch.Generator().manual_seed(11)
+    pairs = []
+    for n in (6, 3, min(11, n_ctx), 8):
+        clean = torch.randint(0, n_vocab, (n,), generator=g)
+        at = int(torch.randint(0, n - 1, (1,), generator=g))  # a word before the last, as in the notebook
+        corrupted = clean.clone()
+        corrupted[at] = (clean[at] + 1 + int(torch.randint(0, n_vocab - 1, (1,), generator=g))) % n_vocab
+        pairs.append((clean, corrupted, at))
+    return pairs
+
+
+@exercise(answered_by=PATCHING_HELPERS)
+def check_restored_by_head(fn, model) -> bool:
+    """fn(model, clean (n,), corrupted (n,), h, right, wrong) -> the fraction of the logit difference
+    logit(right) - logit(wrong) at the last position that head h's output, copied from the clean run into the
+    corrupted run, brings back: (patched - corrupted) / (clean - corrupted). One-layer model: the unembedding is
+    the only reader of a head's output. Compared with helpers.interp.patching.restored on random prompt pairs."""
+    from helpers.interp.patching import logit_difference, restored
+
+    what = "restored_by_head(model, clean, corrupted, h, right, wrong)"
+    # the learner's function first: an unfilled copy says "not written yet" whatever `model` is
+    call(fn, model, torch.tensor([1, 2, 3]), torch.tensor([1, 4, 3]), 0, 0, 1, what=what, forbid=PATCHING_HELPERS)
+    if model is None or not hasattr(model, "run_with_cache") or model.cfg.n_layers != 1:
+        raise ExerciseError(f"{what}: the check needs the trained one-layer model (attn1) as its second argument: "
+                            "checks.check_restored_by_head(restored_by_head, model).")
+    H, V, W_U = model.cfg.n_heads, model.cfg.n_vocab, model.unembed.W_U.detach()
+    cases = 0
+    for clean, corrupted, at in _prompt_pairs(V, model.cfg.n_ctx):
+        _, K = model.run_with_cache(clean)
+        _, C = model.run_with_cache(corrupted)
+        xK, xC = K["x1"][:, -1], C["x1"][:, -1]
+        oK, oC = K[names.key(0, "o_heads")][:, :, -1], C[names.key(0, "o_heads")][:, :, -1]   # (H, d_model)
+        # the two words whose logits the changed token moves most apart: a clear clean - corrupted difference
+        moved = W_U @ (xK - xC)  # (n_vocab,)
+        right, wrong = int(moved.argmax()), int(moved.argmin())
+
+        def diff(x, log=True):
+            s = W_U @ x if log else softmax(W_U @ x, dim=0)
+            return float(s[right] - s[wrong])
+
+        def frac(patched_x, log=True):
+            return (diff(patched_x, log) - diff(xC, log)) / (diff(xK, log) - diff(xC, log))
+
+        # the head whose share is farthest from 0, 1/2 and 1: then no usual mistake gives the right number by chance
+        shares = [restored(model, clean, corrupted, f"L0.h{g}", logit_difference(right, wrong)) for g in range(H)]
+        h = max(range(H), key=lambda g: min(abs(shares[g]), abs(1 - shares[g]), abs(0.5 - shares[g])))
+        answer = shares[h]
+        out = call(fn, model, clean.clone(), corrupted.clone(), h, right, wrong, what=what, forbid=PATCHING_HELPERS)
+        if isinstance(out, torch.Tensor) and out.numel() > 1:
+            raise ExerciseError(f"{what} returned a tensor of shape {tuple(out.shape)}; return one number, the "
+                                "fraction restored.")
+        got = number_result(out, what)
+        if _near_fraction(got, answer):
+            cases += 1
+            continue
+        patched_x = xC - oC[h] + oK[h]
+        wrong_answers = {
+            "the sign is flipped: restored = (patched - corrupted) / (clean - corrupted), positive when the patch "
+            "moves the corrupted run towards the clean one.": -answer,
+            "that is 1 minus the fraction: it measures what the patch leaves missing. restored = "
+            "(patched - corrupted) / (clean - corrupted).": 1 - answer,
+            "that is the change of the logit difference, not yet a fraction: divide it by clean - corrupted.":
+                diff(patched_x) - diff(xC),
+            "that is the patched run's logit difference itself; the fraction compares it with both runs: "
+            "(patched - corrupted) / (clean - corrupted).": diff(patched_x),
+            "you added the clean run's o^h on top of the corrupted run's: replace it instead, "
+            "x1_n - o^h_n(corrupted) + o^h_n(clean).": frac(xC + oK[h]),
+            "you measured with probabilities, p(right) - p(wrong); the metric is the logit difference, "
+            "logit(right) - logit(wrong), where the heads' outputs add up.": frac(patched_x, log=False),
+            "you copied the clean run's whole stream x1, not only head h's output: that brings back everything "
+            "(1 for every head).": 1.0,
+        }
+        for g in range(H):
+            if g != h:
+                wrong_answers.setdefault(f"you patched head {g}, not head {h} (heads count from 0).",
+                                         frac(xC - oC[g] + oK[g]))
+        for msg, value in wrong_answers.items():
+            if _near_fraction(got, value):
+                raise ExerciseError(f"{what} gives {got:.4g}: {msg}")
+        raise ExerciseError(f"{what} gives {got:.4g} where patching head {h} restores {answer:.4g} (a random text of "
+                            f"{len(clean)} tokens, token {at + 1} changed, right id {right}, wrong id {wrong}). Run "
+                            "both prompts with the cache; in the corrupted run's x1 at the last position replace "
+                            "o^h by the clean run's; logit(right) - logit(wrong) of W_U x; then "
+                            "(patched - corrupted) / (clean - corrupted).")
+    return passed(f"your patching matches helpers.interp.patching on {cases} random pairs of prompts this notebook "
+                  "never shows (one token changed; each time the head whose share is farthest from 0 and 1).")
