@@ -155,6 +155,30 @@ def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
     assert "n=4" in e.caption.value and "were cut" in e.caption.value
 
 
+def test_lens_explorer_reads_every_state_and_follows_the_final_guess():
+    from helpers.data import default_data
+    from helpers.interp.lens import logit_lens
+    from helpers.model import checkpoint
+    from helpers.widgets.ladder import LensExplorer, state_labels
+
+    data = default_data()
+    model = checkpoint.load_named("long_full2_s0")[0]
+    assert state_labels(model) == {"x0": "the embedding", "x1": "+ layer 0 attention", "x2": "+ layer 0 MLP",
+                                   "x3": "+ layer 1 attention", "x4": "+ layer 1 MLP"}
+    e = LensExplorer(model, data.tokenizer, prompt="and the children of")
+    p = logit_lens(model, torch.tensor([data.tokenizer.index[w] for w in "and the children of".split()]))
+    israel = data.tokenizer.vocab.index("israel")
+    assert e.last_state == {"prompt": "and the children of", "state": "x4", "top": "israel", "final": "israel"}
+    assert f"{float(p[2, israel]):.2f}" in e.caption.value and "nearly 0" in e.caption.value   # x0 gives ~0.001
+    e.state.value = "x1"
+    assert e.last_state["top"] == data.tokenizer.vocab[int(p[1].argmax())] != "israel"
+    assert "read from x1 (+ layer 0 attention)" in e.caption.value and "x1 orange" in e.view.value
+    e.text.value = ""
+    assert "gt-error" in e.caption.value and "empty" in e.caption.value
+    with pytest.raises(ValueError, match="needs a model with layers"):
+        LensExplorer(fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=4), 0), data.tokenizer)
+
+
 # --- exercise 6.2: the few neurons one fact needs --------------------------------------------------------
 
 def _ordered_until_flip(score, position=-1):
