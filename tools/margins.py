@@ -202,6 +202,9 @@ CLAIMS: dict[str, list[Claim]] = {
               'assert max(path_loss["Q"], path_loss["V"]) < clean + 0.2'),
         Claim("explorer: the induction head's top output for 'a' is 'a'", 'explorer.last_state["top_written"] == "a"',
               "==", True, 'assert explorer.last_state["top_written"] == "a"'),
+        Claim("hand-built circuit: its drop below ln 64 on the repeat / the trained model's", "share", ">=", 0.7,
+              "assert share >= 0.7"),
+        Claim("trained model: loss on the first half of the probe", "trained_first"),
     ],
 }
 

@@ -9,6 +9,7 @@ import torch
 
 from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
 from helpers.cost import usual_terms
+from helpers.interp.scores import induction_mask, previous_token_mask
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -191,6 +192,20 @@ def _blocks_said(M: torch.Tensor, L) -> tuple[str, str]:
     return main_block(M, L)[:2]
 
 
+def _weak_or_elsewhere(A: torch.Tensor, mask: torch.Tensor, head: str, key: str, entries: str, small: str = "") -> str:
+    """A head that misses its key, A (batch, n, n), mask (n, n) or (batch, n, n) of the wanted keys: its scores are
+    too small (the wanted key is the favourite but takes little weight), or its weight goes elsewhere."""
+    mask = mask.expand_as(A)
+    rows = mask.any(-1)  # (batch, n): the queries that have a wanted key
+    weight = float((A * mask).sum(-1)[rows].mean())
+    favourite = float(mask.gather(-1, A.argmax(-1, keepdim=True))[..., 0][rows].float().mean())
+    if favourite > 0.9:
+        return (f"{head} prefers {key} but gives it only {weight:.2f} of its weight on average: the scores are too "
+                "small. The model divides each score x_i^T W_QK x_j by sqrt(d_head) = 8 before the softmax; a key "
+                f"10 above the rest takes almost all the weight.{small}")
+    return f"{head} puts only {weight:.2f} of its weight on {key}, on average. {entries}, the other entries 0."
+
+
 def _layer0_wrong(QK0: torch.Tensor, A0: torch.Tensor, L) -> str:
     """Why layer 0's head does not attend to the previous position (A0: (batch, n, n))."""
     r, c = _blocks_said(QK0, L)
@@ -214,16 +229,9 @@ def _layer0_wrong(QK0: torch.Tensor, A0: torch.Tensor, L) -> str:
     if back < 0:
         return ("W_QK0 gives the previous position a negative score: the softmax then takes weight away from "
                 "key i - 1. Make the entries positive.")
-    n = A0.shape[-1]
-    on_prev = A0[:, 1:, :].argmax(-1) == torch.arange(n - 1)  # (batch, n - 1): is key i - 1 each query's favourite?
-    weight = float(A0[:, torch.arange(1, n), torch.arange(n - 1)].mean())
-    if float(on_prev.float().mean()) > 0.9:
-        return (f"layer 0's head prefers key i - 1 but gives it only {weight:.2f} of its weight on average: the scores "
-                "are too small. S = x_i^T W_QK x_j / sqrt(d_head), divided by sqrt(64) = 8 before the softmax: "
-                "a score 10 above the rest takes almost all the weight.")
-    return (f"layer 0's head puts only {weight:.2f} of its weight on the previous position (key i - 1), on average. "
-            "W_QK0[L.pos(i), L.pos(i - 1)] should be large for every query position i = 1 ... 31, the other "
-            "entries 0.")
+    return _weak_or_elsewhere(A0, previous_token_mask(A0.shape[-1]), "layer 0's head",
+                              "the previous position (key i - 1)",
+                              "W_QK0[L.pos(i), L.pos(i - 1)] should be large for every query position i = 1 ... 31")
 
 
 def _trace_wrong(OV0: torch.Tensor, L) -> str:
@@ -231,6 +239,9 @@ def _trace_wrong(OV0: torch.Tensor, L) -> str:
     if not r:
         return ("W_OV0 is all zeros: layer 0's head attends to the previous position but writes nothing there. "
                 "Copy the key's token into the PREV rows: W_OV0[L.prev(t), L.tok(t)] for every token t.")
+    if (r, c) == ("TOK", "PREV"):
+        return ("W_OV0 is transposed: rows are where it writes (the PREV rows), columns what it reads at the key "
+                "(its token, TOK): W_OV0[L.prev(t), L.tok(t)].")
     if c == "PREV":
         return ("W_OV0 reads the PREV rows, which are empty before layer 0 writes them: it moves nothing. "
                 "Columns are what the head reads at the key: its token, W_OV0[L.prev(t), L.tok(t)].")
@@ -245,7 +256,7 @@ def _trace_wrong(OV0: torch.Tensor, L) -> str:
 
 
 def _induction_wrong(QK1: torch.Tensor, A1: torch.Tensor, tokens: torch.Tensor, trace_sign: float, L) -> str:
-    from helpers.interp.scores import duplicate_token_score, induction_mask
+    from helpers.interp.scores import duplicate_token_score
 
     r, c = _blocks_said(QK1, L)
     dup = float(duplicate_token_score(A1[:, None], tokens)[0])
@@ -274,15 +285,10 @@ def _induction_wrong(QK1: torch.Tensor, A1: torch.Tensor, tokens: torch.Tensor, 
                     "away from the token after the earlier copy. Make W_OV0's entries positive.")
         return ("W_QK1 gives a matching trace a negative score: layer 1's weight goes away from the token after the "
                 "earlier copy. Make the entries positive.")
-    mask = induction_mask(tokens)  # (batch, n, n)
-    rows = mask.any(-1)
-    right = (mask.float() * A1).sum(-1)[rows]
-    favourite = mask.gather(-1, A1.argmax(-1, keepdim=True))[..., 0][rows]
-    if float(favourite.float().mean()) > 0.9:
-        return (f"layer 1's head prefers the token after the earlier copy but gives it only {float(right.mean()):.2f} "
-                "of its weight: the scores are too small (divided by sqrt(d_head) = 8 before the softmax).")
-    return (f"layer 1's head puts only {float(right.mean()):.2f} of its weight on the token after the earlier copy. "
-            "W_QK1[L.tok(t), L.prev(t)] should be large for every token t, the other entries 0.")
+    return _weak_or_elsewhere(A1, induction_mask(tokens), "layer 1's head", "the token after the earlier copy",
+                              "W_QK1[L.tok(t), L.prev(t)] should be large for every token t",
+                              " A key's trace is what W_OV0 wrote, so layer 1's score is your W_QK1 entry times "
+                              "W_OV0's: either can be too small.")
 
 
 def _copy_wrong(OV1: torch.Tensor, L) -> str:
@@ -290,6 +296,9 @@ def _copy_wrong(OV1: torch.Tensor, L) -> str:
     if not r:
         return ("W_OV1 is all zeros: layer 1's head finds the token after the earlier copy but writes nothing. "
                 "Write the token it attends to where W_U reads: W_OV1[L.out(t), L.tok(t)].")
+    if (r, c) == ("TOK", "OUT"):
+        return ("W_OV1 is transposed: rows are where it writes (the OUT rows, which W_U reads), columns what it reads "
+                "at the key (its token, TOK): W_OV1[L.out(t), L.tok(t)].")
     if r != "OUT":
         return (f"the copy does not reach the unembedding: W_OV1 writes into the {r} rows, but W_U reads only the OUT "
                 "rows (the logit of token t is x[L.out(t)]). Write W_OV1[L.out(t), L.tok(t)].")

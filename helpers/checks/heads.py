@@ -258,8 +258,8 @@ def check_restored_by_head(fn, model) -> bool:
             "x1_n - o^h_n(corrupted) + o^h_n(clean).": frac(xC + oK[h]),
             "you measured with probabilities, p(right) - p(wrong); the metric is the logit difference, "
             "logit(right) - logit(wrong), where the heads' outputs add up.": frac(patched_x, log=False),
-            "you copied the clean run's whole stream x1, not only head h's output: that brings back everything "
-            "(1 for every head).": 1.0,
+            "you copied the clean run's whole stream x1 (or the layer's whole output o), not only head h's output "
+            "o^h: that brings back everything (1 for every head).": 1.0,
         }
         for g in range(H):
             if g != h:
@@ -274,4 +274,4 @@ def check_restored_by_head(fn, model) -> bool:
                             "o^h by the clean run's; logit(right) - logit(wrong) of W_U x; then "
                             "(patched - corrupted) / (clean - corrupted).")
     return passed(f"your patching matches helpers.interp.patching on {cases} random pairs of prompts this notebook "
-                  "never shows (one token changed; each time the head whose share is farthest from 0 and 1).")
+                  "never shows (one token changed; each time the head whose share is farthest from 0, 1/2 and 1).")

@@ -73,7 +73,7 @@ class LensExplorer(Explorer):
         self.labels = state_labels(model)
         last = list(self.labels)[-1]
         self.text = text_box("prompt", prompt)
-        self.state = choice("read after", list(self.labels), last, width="3.2em")
+        self.state = choice("read from", list(self.labels), last, width="3.2em")
         super().__init__([self.text, self.state])
 
     def render(self):
