@@ -6,6 +6,7 @@
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
 #   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
+#   bash run.sh gpt2    set up on first use, then fetch GPT-2 Small's weights and tokenizer (about 550 MB, once)
 #   bash run.sh refresh-notebooks   re-run the notebooks and store their checked outputs (maintainers)
 #   bash run.sh setup   only set up (what the commands above do on first use)
 #
@@ -277,6 +278,10 @@ main() {
       browser
       exec "$PY" tools/a11y.py "$@"
       ;;
+    gpt2)  # fetch GPT-2 Small's weights and tokenizer ahead of a class (about 550 MB, the Hugging Face cache)
+      setup
+      exec "$PY" -m helpers.gpt2 "$@"
+      ;;
     refresh-notebooks)
       setup
       export GT_THREADS="${GT_THREADS:-1}"
@@ -290,7 +295,7 @@ main() {
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)
-      echo "usage: bash run.sh [lab|test|bench|a11y|hub|refresh-notebooks|setup]" >&2; exit 2 ;;
+      echo "usage: bash run.sh [lab|test|bench|a11y|hub|gpt2|refresh-notebooks|setup]" >&2; exit 2 ;;
   esac
 }
 

@@ -415,7 +415,7 @@ def test_restored_by_head_right_answers_pass(attn1, fn):
 def with_the_patching_helper(model, clean, corrupted, h, right, wrong):
     from helpers.interp.patching import logit_difference, restored
 
-    return restored(model, clean, corrupted, f"L0.h{h}", logit_difference(right, wrong))
+    return restored(model, clean, corrupted, names.head(0, h), logit_difference(right, wrong))
 
 
 @pytest.mark.parametrize("fn, message", [

@@ -25,6 +25,10 @@ changed from the keyboard in JupyterLab. One row per control: notebook, explorer
 keys), control label, kind, n, median and max ms, state matched, ok/MISS against the targets.
 ``--json`` writes every sample and every recorded state.
 
+Then GPT-2 Small's shapes with random weights written in the Hub's layout (helpers.gpt2.write_random): the peak
+memory of loading it and of one 32-token forward pass with the cache, and that pass's time (issue 33: < 1 GB,
+< 250 ms for an explorer's redraw).
+
 Targets (issues 5 and 10, 2-core machine): each notebook < 30 s (08 < 15 s, issue 28), series < 3 min, kernel
 peak memory < 500 MB, every control median < 100 ms and max < 250 ms. The machine is shared: figures vary by
 +-30 % with load (the load average is printed at the start and the end). This is a script, not a
@@ -237,6 +241,45 @@ def verdict(ok: bool) -> str:
     return "ok" if ok else "MISS"
 
 
+GPT2_RSS_TARGET_MB, GPT2_FORWARD_TARGET_MS = 1000.0, 250.0
+
+_GPT2_PROBE = """
+import json, sys, time, torch
+def hwm():  # peak resident memory of this process so far, MB
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+import helpers
+helpers.setup(seed=0)
+base = hwm()
+from helpers import gpt2
+t = time.perf_counter(); model, tok = gpt2.load_dir(sys.argv[1]); load_s = time.perf_counter() - t
+loaded = hwm()
+ids = torch.randint(0, model.cfg.n_vocab, (32,), generator=torch.Generator().manual_seed(0))
+times = []
+with torch.no_grad():
+    for _ in range(5):
+        t = time.perf_counter(); logits, cache = model.run_with_cache(ids); times.append(time.perf_counter() - t)
+print(json.dumps({"base_mb": base, "load_mb": loaded, "forward_mb": hwm(), "load_s": load_s,
+                  "forward_ms": sorted(times)[2] * 1e3, "n_params": model.n_params()}))
+"""
+
+
+def gpt2_figures() -> dict:
+    """GPT-2 Small's shapes with random weights in the Hub's layout (the same bytes and cost as the real ones, which
+    no machine here can fetch): the kernel's peak memory after loading and after one 32-token forward pass with the
+    cache, the load time and the forward pass's median time (what an explorer's redraw costs at least)."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-c", f"from helpers import gpt2; gpt2.write_random({folder!r})"],
+                       check=True, cwd=ROOT)
+        done = subprocess.run([sys.executable, "-c", _GPT2_PROBE, folder], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--notebooks", help="comma-separated number prefixes, e.g. 01,04")
@@ -271,6 +314,16 @@ def main(argv: list[str] | None = None) -> int:
         result["series_s"] = total
         print(f"{'series (run all, summed)':<28}{'':>13}{total:>8.1f} s{'':>11}   < {SERIES_TARGET_S:.0f} s"
               f"{'':>10}{verdict(total < SERIES_TARGET_S)}\n")
+        g = result["gpt2"] = gpt2_figures()
+        if "error" in g:
+            print(f"GPT-2 Small shapes: {g['error']}\n")
+        else:
+            ok = g["forward_mb"] < GPT2_RSS_TARGET_MB and g["forward_ms"] < GPT2_FORWARD_TARGET_MS
+            print(f"GPT-2 Small's shapes, random weights ({g['n_params']:,} parameters): peak memory "
+                  f"{g['load_mb']:.0f} MB after loading ({g['load_s']:.1f} s), {g['forward_mb']:.0f} MB after a "
+                  f"32-token forward pass with the cache ({g['forward_ms']:.0f} ms median of 5; python + torch alone "
+                  f"{g['base_mb']:.0f} MB)   < {GPT2_RSS_TARGET_MB:.0f} MB, < {GPT2_FORWARD_TARGET_MS:.0f} ms  "
+                  f"{verdict(ok)}\n")
     if not args.no_browser:
         print("widget latency in JupyterLab + headless Chromium, every control of every explorer: key press -> "
               "redraw painted;\n'state' = presses whose painted caption named the new value and whose picture "

@@ -43,7 +43,8 @@ COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 # Colab's own packages the notebooks use (its runtime ships them; as of 2026). The colab extra must name none of
 # them: replacing a package Colab has already imported needs a runtime restart. The notebooks' other needs are
 # the extra's (tests/test_cloud.py checks the two together cover requirements.txt's run-time pins).
-COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "tqdm", "safetensors", "pyarrow")
+COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "tqdm", "safetensors", "pyarrow",
+               "huggingface-hub", "tokenizers")
 # What only the hub of `bash run.sh hub` runs: Binder brings its own JupyterHub, whose version it chooses
 HUB_SIDE = ("jupyterhub", "jupyterhub-idle-culler")
 # requirements.txt's packages for running Jupyter, serving a class and grading, which Colab replaces with its own

@@ -233,7 +233,7 @@ def check_restored_by_head(fn, model) -> bool:
             return (diff(patched_x, log) - diff(xC, log)) / (diff(xK, log) - diff(xC, log))
 
         # the head whose share is farthest from 0, 1/2 and 1: then no usual mistake gives the right number by chance
-        shares = [restored(model, clean, corrupted, f"L0.h{g}", logit_difference(right, wrong)) for g in range(H)]
+        shares = [restored(model, clean, corrupted, names.head(0, g), logit_difference(right, wrong)) for g in range(H)]
         h = max(range(H), key=lambda g: min(abs(shares[g]), abs(1 - shares[g]), abs(0.5 - shares[g])))
         answer = shares[h]
         out = call(fn, model, clean.clone(), corrupted.clone(), h, right, wrong, what=what, forbid=PATCHING_HELPERS)

@@ -21,7 +21,7 @@ head or the MLP computes, not how its output is added.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -38,25 +38,29 @@ class LogitAttribution:
     heads: torch.Tensor  # (..., n_layers, n_heads)  W_U[a] . o^h_i of each head
     neurons: torch.Tensor  # (..., n_layers, d_mlp)  W_U[a] . W_2[:, j] z_j,i of each hidden neuron (d_mlp may be 0)
     mlp_bias: torch.Tensor  # (..., n_layers)  W_U[a] . b_2 of each layer's MLP (0 without an MLP)
+    attn_bias: torch.Tensor  # (..., n_layers)  W_U[a] . b_O of each attention layer (GPT-2's; 0 without biases)
     embed: torch.Tensor  # (...)  W_U[a] . W_E t_i, the direct path of notebook 02's zero-layer model
     pos: torch.Tensor  # (...)  W_U[a] . W_pos[:, i] (0 without positional embeddings)
     ln_beta: torch.Tensor  # (...)  W_U[a] . beta of the final LayerNorm (0 without one)
     logit: torch.Tensor  # (...)  the model's own logit (or logit difference) at that position
     ln_frozen: bool  # True: the final LayerNorm's sigma was frozen at its value on this input
+    has_attn_bias: bool = False  # True: the model's attention has biases (GPT-2), so "L0.b_O" terms exist
 
     def total(self) -> torch.Tensor:
         """The sum of every term: (...,), equal to ``logit``."""
         return (self.heads.sum((-1, -2)) + self.neurons.sum((-1, -2)) + self.mlp_bias.sum(-1)
-                + self.embed + self.pos + self.ln_beta)
+                + self.attn_bias.sum(-1) + self.embed + self.pos + self.ln_beta)
 
     def terms(self) -> dict[str, float]:
         """Every term by name, for one text: "W_E t", "W_pos", then per layer "L0.h2" (head 2), "L0.n17"
-        (neuron 17), "L0.b_2" (helpers.model.names builds these), and "LN beta"."""
+        (neuron 17), "L0.b_2" (helpers.model.names builds these), "L0.b_O" with attention biases, and "LN beta"."""
         if self.logit.dim() != 0:
             raise ValueError("terms() names the terms of one text; index the batch first (or pass tokens (n,))")
         out = {"W_E t": float(self.embed), "W_pos": float(self.pos)}
         for layer in range(self.heads.shape[0]):
             out |= {names.head(layer, h): float(v) for h, v in enumerate(self.heads[layer])}
+            if self.has_attn_bias:
+                out[names.attn_bias(layer)] = float(self.attn_bias[layer])
             out |= {names.neuron(layer, j): float(v) for j, v in enumerate(self.neurons[layer])}
             if self.neurons.shape[-1]:
                 out[names.mlp_bias(layer)] = float(self.mlp_bias[layer])
@@ -93,10 +97,12 @@ def direct_logit_attribution(model: Transformer, tokens, target: int, position: 
         ln_beta = torch.zeros(ids.shape[0])
     embed = (model.embed.W_E[:, ids[:, i]].T * w).sum(-1)  # (batch,)
     pos = (w @ model.pos_embed.W_pos[:, i]) if model.pos_embed is not None else torch.zeros(ids.shape[0])
-    heads, neurons, mlp_bias = [], [], []
+    heads, neurons, mlp_bias, attn_bias = [], [], [], []
     for layer, block in enumerate(model.blocks):
         o_heads = cache[names.key(layer, "o_heads")][..., i]  # (batch, n_heads, d_model)
         heads.append(torch.einsum("bhd,bd->bh", o_heads, w))
+        b_O = block.attn.b_O_or_none  # GPT-2's output bias: added once per layer, by no head
+        attn_bias.append(w @ b_O if b_O is not None else torch.zeros(ids.shape[0]))
         if block.mlp is not None:
             z = cache[names.key(layer, "z")][..., i]  # (batch, d_mlp)
             neurons.append(z * (w @ block.mlp.W_2))  # z_j * (w . W_2[:, j])
@@ -111,12 +117,14 @@ def direct_logit_attribution(model: Transformer, tokens, target: int, position: 
         heads=torch.stack(heads, -2) if heads else torch.zeros(ids.shape[0], 0, model.cfg.n_heads),
         neurons=torch.stack(neurons, -2) if neurons else torch.zeros(ids.shape[0], 0, d_mlp),
         mlp_bias=torch.stack(mlp_bias, -1) if mlp_bias else torch.zeros(ids.shape[0], n_layers),
-        embed=embed, pos=pos, ln_beta=ln_beta, logit=logit, ln_frozen=ln is not None)
+        attn_bias=torch.stack(attn_bias, -1) if attn_bias else torch.zeros(ids.shape[0], n_layers),
+        embed=embed, pos=pos, ln_beta=ln_beta, logit=logit, ln_frozen=ln is not None,
+        has_attn_bias=model.cfg.attn_biases)
     scale = 1 + out.heads.abs().sum((-1, -2)) + out.neurons.abs().sum((-1, -2)) + embed.abs() + pos.abs()
     if not bool(((out.total() - logit).abs() <= 1e-4 * scale).all()):
         raise RuntimeError(f"direct logit attribution does not add up: terms sum to {out.total().tolist()}, "
                            f"the model's logit is {logit.tolist()} (does the model have a part this code ignores?)")
     if single:
-        out = LogitAttribution(*(getattr(out, f)[0] for f in ("heads", "neurons", "mlp_bias", "embed", "pos",
-                                                               "ln_beta", "logit")), ln_frozen=out.ln_frozen)
+        out = replace(out, **{f: getattr(out, f)[0] for f in ("heads", "neurons", "mlp_bias", "attn_bias", "embed",
+                                                             "pos", "ln_beta", "logit")})
     return out

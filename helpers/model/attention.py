@@ -136,13 +136,19 @@ class AttentionOut:
 
 
 def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
-              inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> AttentionOut:
+              inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+              biases: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> AttentionOut:
     """Multi-head attention in the post's matrix form. x: (d_model, n) or (batch, d_model, n).
 
     One head may be given without the head dimension; it is added (n_heads = 1).
     inputs: None (queries, keys and values all read x), or the three streams (x_q, x_k, x_v) they read
     instead, each shaped like x or with a head dimension, (..., n_heads, d_model, n), for one stream per
     head: how ``helpers.interp.paths`` takes one head's output out of one path only.
+    biases: None (the post's layer), or GPT-2's (b_Q, b_K, b_V (n_heads, d_head), b_O (d_model,)):
+    q = W_Q x + b_Q, k = W_K x + b_K, v = W_V x + b_V, o = sum_h W_O^h r^h + b_O. b_O belongs to no head: it is
+    in ``o`` but not in ``o_heads``. Two of them fold away exactly: b_K adds q_i . b_K to every score of row i,
+    which the softmax ignores; b_V adds W_O^h b_V^h to o^h at every position (the weights of a row sum to 1),
+    a constant that could live in b_O (tests/test_gpt2_pieces.py).
     """
     if W_Q.dim() == 2:
         W_Q, W_K, W_V, W_O = W_Q[None], W_K[None], W_V[None], W_O[None]
@@ -154,13 +160,23 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
     else:
         x_q, x_k, x_v = (t if t.dim() == x.dim() else t.unsqueeze(-3) for t in inputs)  # (..., n_heads | 1, d_model, n)
     q, k, v = W_Q @ x_q, W_K @ x_k, W_V @ x_v  # (..., n_heads, d_head, n)
+    if biases is not None:
+        b_Q, b_K, b_V, _ = biases
+        q, k, v = q + b_Q[..., None], k + b_K[..., None], v + b_V[..., None]  # one bias column per head
     S = q.mT @ k / math.sqrt(d_head)  # (..., n_heads, n, n)
     if mask:
         S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
     A = softmax(S, dim=-1)  # softmax* (the mask is already in S)
     r = v @ A.mT  # (..., n_heads, d_head, n)
     o_heads = W_O @ r  # (..., n_heads, d_model, n)
-    return AttentionOut(q, k, v, S, A, r, o_heads, o_heads.sum(-3))
+    return AttentionOut(q, k, v, S, A, r, o_heads, sum_heads(o_heads, None if biases is None else biases[3]))
+
+
+def sum_heads(o_heads: torch.Tensor, b_O: torch.Tensor | None = None) -> torch.Tensor:
+    """o = sum_h o^h (+ b_O, GPT-2's output bias, which belongs to no head).
+    (..., n_heads, d_model, n) -> (..., d_model, n)."""
+    o = o_heads.sum(-3)
+    return o if b_O is None else o + b_O[:, None]
 
 
 def concat_output(r: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:
@@ -201,17 +217,30 @@ class Attention(nn.Module):
         self.W_K = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
         self.W_V = nn.Parameter(torch.randn(H, d, D) * cfg.init_std)
         self.W_O = nn.Parameter(torch.randn(H, D, d) * cfg.init_std)
+        if cfg.attn_biases:  # GPT-2's; absent from the series' own models (their checkpoints hold none)
+            self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(H, d)) for _ in range(3))
+            self.b_O = nn.Parameter(torch.zeros(D))
         self.masked = cfg.masked
         # None, or a function o_heads -> o_heads applied before the heads are summed: how
         # helpers.interp.ablation switches a head off (set and restored only by its context manager)
         self.edit_o_heads = None
 
+    @property
+    def biases(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """(b_Q, b_K, b_V, b_O) when the config has attention biases (GPT-2), else None."""
+        return (self.b_Q, self.b_K, self.b_V, self.b_O) if hasattr(self, "b_O") else None
+
+    @property
+    def b_O_or_none(self) -> torch.Tensor | None:
+        return getattr(self, "b_O", None)
+
     def forward(self, x: torch.Tensor, cache: dict | None = None, inputs: tuple | None = None) -> torch.Tensor:
         """inputs: separate streams for the queries, keys and values (see ``attention``); None: all read x."""
-        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs)
+        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs,
+                        biases=self.biases)
         if self.edit_o_heads is not None:
             o_heads = self.edit_o_heads(out.o_heads)  # (..., n_heads, d_model, n)
-            out = replace(out, o_heads=o_heads, o=o_heads.sum(-3))  # o = sum_h o^h, as edited
+            out = replace(out, o_heads=o_heads, o=sum_heads(o_heads, self.b_O_or_none))  # sum_h o^h (+ b_O), edited
         if cache is not None:
             for name in names.ATTENTION:
                 cache[names.key(self.layer, name)] = getattr(out, name)

@@ -14,12 +14,15 @@ class Config:
     n_heads: int = 4  # attention heads per layer (GPT-2 Small: 12)
     d_head: int | None = None  # size of each head's query/key/value; None -> d_model // n_heads
     d_mlp: int = 0  # MLP hidden width; 0 = attention-only (convention when used: 4 * d_model)
-    activation: str = "relu"  # MLP nonlinearity: "relu" (the post's tables) or "gelu" (GPT-2)
+    activation: str = "relu"  # MLP nonlinearity: "relu" (the post's tables), "gelu" (exact, erf) or "gelu_tanh"
+    # (GPT-2's tanh approximation of GELU)
     layernorm: bool = False  # LayerNorm before each attention / MLP and before the unembedding
     positional: bool = True  # add W_pos (False: the model sees a bag of tokens)
     masked: bool = True  # the causal mask (softmax*) is on; False: every query sees the whole text, as in
     # notebook 04's model trained without the mask (checkpoints remember it: helpers.model.checkpoint)
     init_std: float = 0.02  # standard deviation of the random initial weights
+    attn_biases: bool = False  # biases b_Q, b_K, b_V (n_heads, d_head) and b_O (d_model,) in attention (GPT-2)
+    tied_unembed: bool = False  # W_U = W_E^T, one stored matrix (GPT-2); False: W_U is a parameter of its own
     pos_init_std: float | None = None  # ... of W_pos's initial values; None -> init_std. A larger
     # value (0.5) lets heads attend by position from the start: it gives the word-level models
     # of tools/train_models.py their previous-token heads
@@ -35,8 +38,8 @@ class Config:
                              f"got {self.pos_init_std}")
         if self.n_layers and self.n_heads < 1:
             raise ValueError(f"a model with layers needs n_heads >= 1, got {self.n_heads}")
-        if self.activation not in ("relu", "gelu"):
-            raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
+        if self.activation not in ("relu", "gelu", "gelu_tanh"):
+            raise ValueError(f"activation must be 'relu', 'gelu' or 'gelu_tanh', got {self.activation!r}")
         if self.d_head is None:
             object.__setattr__(self, "d_head", max(1, self.d_model // max(1, self.n_heads)))
 

@@ -39,11 +39,22 @@ class PosEmbed(nn.Module):
 
 
 class Unembed(nn.Module):
-    """logits = W_U x: residual stream (batch, d_model, n) -> logits (batch, n_vocab, n)."""
+    """logits = W_U x: residual stream (batch, d_model, n) -> logits (batch, n_vocab, n).
 
-    def __init__(self, cfg: Config):
+    tied_to: the model's Embed when ``cfg.tied_unembed`` (GPT-2): then W_U = W_E^T is a view of the one stored
+    matrix, not a parameter of its own (the model counts n_vocab d_model fewer parameters)."""
+
+    def __init__(self, cfg: Config, tied_to: Embed | None = None):
         super().__init__()
-        self.W_U = nn.Parameter(torch.randn(cfg.n_vocab, cfg.d_model) * cfg.init_std)
+        if tied_to is None:
+            self.W_U = nn.Parameter(torch.randn(cfg.n_vocab, cfg.d_model) * cfg.init_std)
+        else:
+            object.__setattr__(self, "_embed", tied_to)  # a plain reference: W_E stays in the embedding's state only
+
+    def __getattr__(self, name: str):
+        if name == "W_U" and "_embed" in self.__dict__:
+            return self.__dict__["_embed"].W_E.T  # (n_vocab, d_model): a view, no copy
+        return super().__getattr__(name)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() == 2:

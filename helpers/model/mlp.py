@@ -31,11 +31,17 @@ def gelu(x: torch.Tensor) -> torch.Tensor:
     return x * 0.5 * (1 + torch.erf(x / math.sqrt(2)))
 
 
-ACTIVATIONS = {"relu": relu, "gelu": gelu}
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    """GPT-2's GELU: x * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2, the tanh approximation of x * Phi(x)
+    (within 5e-4 of the exact form; GPT-2 was trained with this one, so loading its weights needs it)."""
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh}
 
 
 def activation(name: str):
-    """The nonlinearity called ``name`` ("relu" or "gelu")."""
+    """The nonlinearity called ``name`` ("relu", "gelu" or "gelu_tanh")."""
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown MLP activation {name!r}; choose one of {sorted(ACTIVATIONS)}")
     return ACTIVATIONS[name]

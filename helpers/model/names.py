@@ -49,6 +49,11 @@ def neuron(layer: int, j: int) -> str:
     return f"L{_index(layer, 'layer')}.n{_index(j, 'neuron')}"
 
 
+def attn_bias(layer: int) -> str:
+    """The label of block ``layer``'s attention output bias b_O (GPT-2's; it belongs to no head): "L0.b_O"."""
+    return f"L{_index(layer, 'layer')}.b_O"
+
+
 def mlp_bias(layer: int) -> str:
     """The label of block ``layer``'s MLP output bias b_2: mlp_bias(0) == "L0.b_2"."""
     return f"L{_index(layer, 'layer')}.b_2"

@@ -41,4 +41,5 @@ def count_params(d_model: int, n_heads: int, d_head: int, d_mlp: int, n_layers: 
 def count_config(cfg) -> int:
     """Total parameters of ``Transformer(cfg)`` from the formula (tests check it equals n_params())."""
     return count_params(cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_mlp, cfg.n_layers, cfg.n_vocab, cfg.n_ctx,
-                        layernorm=cfg.layernorm, positional=cfg.positional)["total"]
+                        layernorm=cfg.layernorm, positional=cfg.positional, attn_biases=cfg.attn_biases,
+                        tied_unembed=cfg.tied_unembed)["total"]

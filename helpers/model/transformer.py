@@ -104,7 +104,7 @@ class Transformer(nn.Module):
             self.ln_final = LayerNorm(cfg.d_model)
         else:
             self.ln_final = None
-        self.unembed = Unembed(cfg)
+        self.unembed = Unembed(cfg, tied_to=self.embed if cfg.tied_unembed else None)
         # None, or a function x -> x applied to the final residual stream before the unembedding (and its
         # LayerNorm): set and restored only by helpers.interp.paths, to take a head out of the direct path alone
         self.edit_final_input = None

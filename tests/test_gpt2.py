@@ -1,0 +1,254 @@
+"""GPT-2 in the series' own Transformer (helpers/gpt2.py), proved without the internet: a GPT-2-shaped checkpoint of
+random weights written in the Hub's own layout and tensor names, with a byte-level BPE tokenizer file trained here in
+the Hub's format, loaded by the series and by transformers' GPT2LMHeadModel (the reference): the same logits, the
+same residual stream after every block, the same attention patterns; the tokenizer the same ids as `tokenizers`.
+Offline, a damaged file, a wrong layout: one clear message each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers import gpt2
+from helpers.model import names
+from helpers.model.params import count_config
+from helpers.model.transformer import Transformer
+from helpers.tokens import prepare_prompt
+
+transformers = pytest.importorskip("transformers")
+TEXTS = ["In the beginning God created the heaven and the earth.", "The Empire State Building is in New",
+         "  spaces,\ttabs and naïve UTF-8 ✓ 123"]
+
+
+def _corpus() -> str:
+    from helpers.corpus import load_text
+
+    return load_text()[:200_000]
+
+
+@pytest.fixture(scope="module")
+def hub_dir(tmp_path_factory) -> Path:
+    """config.json, model.safetensors (the Hub's tensor names, Conv1D (in, out) weights, c_attn fused) and
+    tokenizer.json (a byte-level BPE trained here) of a small GPT-2 with random weights."""
+    from safetensors.torch import save_file
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    folder = tmp_path_factory.mktemp("gpt2_hub")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator([_corpus()], trainer)
+    tok.save(str(folder / "tokenizer.json"))
+    config = transformers.GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=32, n_embd=64, n_layer=2, n_head=4)
+    torch.manual_seed(0)
+    reference = transformers.GPT2LMHeadModel(config)
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.normal_(0.0, 0.3)  # larger than the usual init: every term of every layer shows in the output
+    config.save_pretrained(folder)
+    state = {k: v.contiguous() for k, v in reference.transformer.state_dict().items()}
+    save_file(state, str(folder / "model.safetensors"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reference(hub_dir):
+    return transformers.GPT2LMHeadModel.from_pretrained(hub_dir, attn_implementation="eager").eval()
+
+
+@pytest.fixture(scope="module")
+def ours(hub_dir):
+    return gpt2.load_dir(hub_dir)
+
+
+def test_the_config_and_the_parameter_count(hub_dir, ours):
+    model, _ = ours
+    cfg = model.cfg
+    assert (cfg.activation, cfg.attn_biases, cfg.tied_unembed, cfg.layernorm) == ("gelu_tanh", True, True, True)
+    assert model.n_params() == count_config(cfg)
+    with torch.device("meta"):
+        small = Transformer(gpt2.small_config())
+    assert sum(p.numel() for p in small.parameters()) == count_config(small.cfg) == gpt2.N_PARAMS_SMALL
+
+
+def test_logits_stream_and_patterns_equal_transformers(ours, reference):
+    model, tok = ours
+    for text in TEXTS:
+        ids = tok.encode(text)[None]                                   # (1, n)
+        with torch.no_grad():
+            out = reference(ids, output_hidden_states=True, output_attentions=True)
+            logits, cache = model.run_with_cache(ids)
+        assert torch.allclose(logits.mT, out.logits, atol=1e-4, rtol=1e-4)      # (1, n, n_vocab) both ways
+        for L in range(model.cfg.n_layers):
+            x = cache[names.resid(2 * L)]                              # the stream entering block L
+            assert torch.allclose(x.mT, out.hidden_states[L], atol=1e-4, rtol=1e-4)
+            assert torch.allclose(cache[names.key(L, "A")], out.attentions[L], atol=1e-5)
+        final = model.ln_final(cache[names.resid(2 * model.cfg.n_layers)])   # HF's last hidden state: after ln_f
+        assert torch.allclose(final.mT, out.hidden_states[-1], atol=1e-4, rtol=1e-4)
+
+
+def test_weights_are_views_of_the_file_not_copies(hub_dir):
+    from safetensors.torch import load_file
+
+    state = load_file(str(hub_dir / "model.safetensors"))
+    model = gpt2.from_hub_state(state, gpt2.config_from_hub(json.loads((hub_dir / "config.json").read_text())))
+    same = lambda a, b: a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # noqa: E731
+    attn = model.blocks[0].attn
+    assert same(attn.W_Q, state["h.0.attn.c_attn.weight"]) and same(attn.W_V, state["h.0.attn.c_attn.weight"])
+    assert same(attn.W_O, state["h.0.attn.c_proj.weight"]) and same(model.embed.W_E, state["wte.weight"])
+    assert same(model.unembed.W_U, state["wte.weight"]) and "unembed.W_U" not in model.state_dict()
+
+
+def test_the_tokenizer_matches_tokenizers(hub_dir, ours):
+    from tokenizers import Tokenizer
+
+    _, tok = ours
+    reference = Tokenizer.from_file(str(hub_dir / "tokenizer.json"))
+    for text in TEXTS:
+        ids = tok.encode(text)
+        assert ids.tolist() == reference.encode(text).ids
+        assert tok.decode(ids) == text
+        # token by token, a character split across tokens (ï, ✓: several bytes) shows as "�": only ASCII joins back
+        assert ("".join(tok.to_strings(ids)) == text) == text.isascii()
+    prompt = prepare_prompt("The Empire State Building is in New", tok, n_ctx=4)
+    assert prompt.dropped > 0 and len(prompt.ids) == 4 and not prompt.unknown and prompt.notice()
+    assert tok.vocab[int(tok.encode("!")[0])] == "!" and tok.unknown_words("anything") == []
+    with pytest.raises(IndexError, match="outside the vocabulary"):
+        tok.to_strings([tok.n_vocab])
+
+
+# --- the biases: which fold away --------------------------------------------------------------------------
+
+def test_b_K_drops_out_of_the_softmax_and_b_V_folds_into_b_O(ours):
+    model, tok = ours
+    ids = tok.encode(TEXTS[0])
+    base = model(ids)
+    attn = model.blocks[0].attn
+    kept = {k: v.clone() for k, v in model.state_dict().items()}
+    try:
+        with torch.no_grad():
+            attn.b_K.copy_(torch.randn_like(attn.b_K) * 3)           # q_i . b_K: the same for every key of row i
+            assert torch.allclose(model(ids), base, atol=1e-4)
+            folded = attn.b_O + torch.einsum("hdk,hk->d", attn.W_O, attn.b_V)   # b_O + sum_h W_O^h b_V^h
+            attn.b_V.zero_()
+            attn.b_O.copy_(folded)
+            assert torch.allclose(model(ids), base, atol=1e-4)
+    finally:
+        model.load_state_dict(kept)
+
+
+# --- bad files and no network ------------------------------------------------------------------------------
+
+def _copy(hub_dir: Path, to: Path) -> Path:
+    to.mkdir()
+    for f in gpt2.FILES:
+        (to / f).write_bytes((hub_dir / f).read_bytes())
+    return to
+
+
+@pytest.mark.parametrize("damage, error, message", [
+    (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:5000]),
+     gpt2.GPT2FileError, "model.safetensors is damaged or incomplete"),
+    (lambda d: (d / "model.safetensors").unlink(), gpt2.GPT2Unavailable, "lacks model.safetensors.*bash run.sh gpt2"),
+    (lambda d: (d / "config.json").write_text("{not json"), gpt2.GPT2FileError, "config.json is damaged"),
+    (lambda d: (d / "config.json").write_text(json.dumps({"model_type": "llama"})), gpt2.GPT2FileError, "not GPT-2"),
+    (lambda d: (d / "tokenizer.json").write_text("[]"), gpt2.GPT2FileError, "not a usable tokenizer file"),
+])
+def test_a_bad_folder_gets_one_clear_message(hub_dir, tmp_path, damage, error, message):
+    folder = _copy(hub_dir, tmp_path / "copy")
+    damage(folder)
+    with pytest.raises(error, match=message):
+        gpt2.load_dir(folder)
+
+
+def test_a_checkpoint_of_another_layout_is_named(hub_dir):
+    from safetensors.torch import load_file
+
+    state = load_file(str(hub_dir / "model.safetensors"))
+    cfg = gpt2.config_from_hub(json.loads((hub_dir / "config.json").read_text()))
+    with pytest.raises(gpt2.GPT2FileError, match="no tensor 'h.1.mlp.c_fc.weight'"):
+        gpt2.from_hub_state({k: v for k, v in state.items() if k != "h.1.mlp.c_fc.weight"}, cfg)
+    with pytest.raises(gpt2.GPT2FileError, match="wte.weight has shape"):
+        gpt2.from_hub_state(state | {"wte.weight": torch.zeros(3, 64)}, cfg)
+
+
+BLOCKED = {"HF_ENDPOINT": "http://127.0.0.1:9",  # port 9 (discard): nothing listens, the connection is refused
+           "HF_HUB_ETAG_TIMEOUT": "2", "HF_HUB_DOWNLOAD_TIMEOUT": "2"}
+
+
+@pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"}, BLOCKED], ids=["HF_HUB_OFFLINE", "network blocked"])
+def test_offline_without_a_cached_copy_says_what_to_run(tmp_path, env):
+    """The real hub client, in a fresh interpreter (it reads HF_HUB_OFFLINE when imported), with an empty cache."""
+    code = ("from helpers import gpt2\n"
+            "try:\n    gpt2.download()\nexcept gpt2.GPT2Unavailable as e:\n    print('MESSAGE', e)\n")
+    full = {**os.environ, **env, "HF_HOME": str(tmp_path / "hf"), "GT_GPT2_DIR": ""}
+    done = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120)
+    assert "MESSAGE" in done.stdout, done.stdout + done.stderr
+    message = done.stdout.split("MESSAGE", 1)[1]
+    assert "bash run.sh gpt2" in message and "550 MB" in message and "Traceback" not in done.stdout + done.stderr
+    assert ("HF_HUB_OFFLINE is set" in message) == ("HF_HUB_OFFLINE" in env)
+
+
+# --- the interp tools on a model with biases ---------------------------------------------------------------
+
+def test_direct_logit_attribution_counts_b_O(ours):
+    from helpers.interp.attribution import direct_logit_attribution
+
+    model, tok = ours
+    ids = tok.encode(TEXTS[1])
+    target = int(model(ids)[:, -1].argmax())
+    dla = direct_logit_attribution(model, ids, target)
+    terms = dla.terms()
+    assert names.attn_bias(0) in terms and names.attn_bias(1) in terms and abs(terms[names.attn_bias(0)]) > 1e-3
+    assert abs(sum(terms.values()) - float(model(ids)[target, -1].detach())) < 1e-3
+
+
+def test_ablation_patching_paths_and_circuits_run_with_biases(ours):
+    from helpers.interp.ablation import ablated
+    from helpers.interp.circuits import composition_scores, ov_circuit, qk_circuit
+    from helpers.interp.lens import logit_lens
+    from helpers.interp.patching import logit_difference, restored
+    from helpers.interp.paths import path_ablated
+
+    model, tok = ours
+    clean, corrupted = tok.encode("the heaven and the earth"), tok.encode("the heaven and the water")
+    assert len(clean) == len(corrupted)
+    base = model(clean)
+    with ablated(model, heads=[(0, 1)]):
+        assert not torch.allclose(model(clean), base)
+    assert torch.equal(model(clean), base)                      # restored afterwards
+    with path_ablated(model, [(0, 1)], (1, "k")):
+        assert not torch.allclose(model(clean), base)
+    moved = base[:, -1] - model(corrupted)[:, -1]              # the two words the changed word moves apart most
+    metric = logit_difference(int(moved.argmax()), int(moved.argmin()))
+    assert abs(restored(model, clean, corrupted, "x0", metric) - 1) < 1e-4     # the whole clean input: all of it
+    assert abs(restored(model, clean, corrupted, "x4", metric) - 1) < 1e-4     # the final stream: all of it
+    one_head = restored(model, clean, corrupted, names.head(1, 2), metric)
+    assert -5 < one_head < 5 and abs(one_head - 1) > 1e-3                      # one head: some, not all
+    assert qk_circuit(model, 1, 0).shape == ov_circuit(model, 1, 0).shape == (64, 64)
+    assert composition_scores(model, "K").shape == (4, 4)
+    lens = logit_lens(model, clean)
+    assert torch.allclose(lens[-1], torch.softmax(base[:, -1], 0), atol=1e-5)
+
+
+def test_gpt2_small_shapes_in_the_hub_layout_load_and_run(tmp_path, monkeypatch):
+    """GPT-2 Small's own shapes (random weights cost the same bytes): written in the Hub's layout, found through
+    GT_GPT2_DIR (a class hub's shared folder), 124,439,808 parameters, one forward pass."""
+    folder = gpt2.write_random(tmp_path / "small")
+    assert (folder / "model.safetensors").stat().st_size > 497_000_000          # float32, W_U stored once
+    monkeypatch.setenv("GT_GPT2_DIR", str(folder))
+    model, tok = gpt2.load()
+    assert model.n_params() == gpt2.N_PARAMS_SMALL and model.cfg == gpt2.small_config()
+    ids = tok.encode("The Empire State Building is in New")
+    with torch.no_grad():
+        logits = model(ids)
+    assert logits.shape == (50257, len(ids)) and torch.isfinite(logits).all()
+    assert not any(p.requires_grad for p in model.parameters())                # for reading: no graph kept
