@@ -184,9 +184,12 @@ BLOCKED = {"HF_ENDPOINT": "http://127.0.0.1:9",  # port 9 (discard): nothing lis
            "HF_HUB_ETAG_TIMEOUT": "2", "HF_HUB_DOWNLOAD_TIMEOUT": "2"}
 
 
-@pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"}, BLOCKED], ids=["HF_HUB_OFFLINE", "network blocked"])
+@pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"}, BLOCKED, {"GT_OFFLINE": "1"}],
+                         ids=["HF_HUB_OFFLINE", "connection refused", "huggingface.co unreachable"])
 def test_offline_without_a_cached_copy_says_what_to_run(tmp_path, env):
-    """The real hub client, in a fresh interpreter (it reads HF_HUB_OFFLINE when imported), with an empty cache."""
+    """The real hub client, in a fresh interpreter (it reads HF_HUB_OFFLINE when imported), with an empty cache; the
+    third case asks huggingface.co itself, which the test suite's offline guard (tests/offline) refuses, as a machine
+    without the network would."""
     code = ("from helpers import gpt2\n"
             "try:\n    gpt2.download()\nexcept gpt2.GPT2Unavailable as e:\n    print('MESSAGE', e)\n")
     full = {**os.environ, **env, "HF_HOME": str(tmp_path / "hf"), "GT_GPT2_DIR": ""}
@@ -252,3 +255,53 @@ def test_gpt2_small_shapes_in_the_hub_layout_load_and_run(tmp_path, monkeypatch)
         logits = model(ids)
     assert logits.shape == (50257, len(ids)) and torch.isfinite(logits).all()
     assert not any(p.requires_grad for p in model.parameters())                # for reading: no graph kept
+
+
+# --- the download path: the real hub client against a stand-in Hub on 127.0.0.1 -----------------------------
+
+def _in_fresh_python(code: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "GT_GPT2_DIR": "", **env},
+                          capture_output=True, text=True, timeout=180, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_download_runs_the_hub_client_then_works_offline_from_its_cache(hub_dir, ours, tmp_path):
+    from hub_standin import StandInHub
+
+    hub = StandInHub(gpt2.REPO, hub_dir)
+    try:
+        code = ("from helpers import gpt2\nimport torch\nf = gpt2.download()\nm, t = gpt2.load_dir(f)\n"
+                "print('FOLDER', f)\nprint('LOGIT', float(m(t.encode('In the beginning'))[7, -1]))\n")
+        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")}
+        online = _in_fresh_python(code, env)
+        assert "FOLDER" in online.stdout, online.stdout + online.stderr
+        folder = Path(online.stdout.split("FOLDER ", 1)[1].split("\n", 1)[0])
+        assert str(tmp_path / "hf") in str(folder)                                   # the Hugging Face cache
+        assert all((folder / f).read_bytes() == (hub_dir / f).read_bytes() for f in gpt2.FILES)
+        assert {("GET", f"/{gpt2.REPO}/resolve/{hub.sha}/{f}") for f in gpt2.FILES} <= set(hub.requests)
+        model, tok = ours
+        logit = float(model(tok.encode("In the beginning"))[7, -1])
+        assert f"LOGIT {logit:.4f}"[:12] in online.stdout                            # the same model
+        served = len(hub.requests)
+        offline = _in_fresh_python(code, {**env, "HF_HUB_OFFLINE": "1"})             # the class, later, offline
+        assert f"FOLDER {folder}" in offline.stdout, offline.stdout + offline.stderr
+        assert len(hub.requests) == served                                           # nothing asked of the Hub
+    finally:
+        hub.close()
+
+
+def test_run_sh_gpt2_copies_the_files_into_a_shared_folder(hub_dir, tmp_path):
+    from hub_standin import StandInHub
+
+    hub = StandInHub(gpt2.REPO, hub_dir)
+    try:
+        shared = tmp_path / "shared"
+        done = subprocess.run([sys.executable, "-m", "helpers.gpt2", "--dir", str(shared)],
+                              env={**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf")},
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0 and "GPT-2 is ready in" in done.stdout, done.stdout + done.stderr
+        assert sorted(p.name for p in shared.iterdir()) == sorted(gpt2.FILES)
+    finally:
+        hub.close()
+    offline = subprocess.run([sys.executable, "-m", "helpers.gpt2"], capture_output=True, text=True, timeout=180,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")})
+    assert offline.returncode == 1 and "bash run.sh gpt2" in offline.stderr and "Traceback" not in offline.stderr
