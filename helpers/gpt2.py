@@ -192,7 +192,8 @@ class BPETokenizer:
         raw = tok.get_vocab()  # token string (byte-level alphabet, "ĠYork") -> id
         self.n_vocab = len(raw)
         self.index = {s: i for s, i in raw.items()}
-        self.vocab = [tok.decode([i]) for i in range(self.n_vocab)]  # " York"; partial UTF-8 bytes show as "�"
+        # " York"; partial UTF-8 bytes show as "�"; special tokens ("<|endoftext|>") as themselves
+        self.vocab = [tok.decode([i], skip_special_tokens=False) for i in range(self.n_vocab)]
 
     def __len__(self) -> int:
         return self.n_vocab
@@ -221,7 +222,7 @@ class BPETokenizer:
         return out
 
     def decode(self, ids) -> str:
-        return self._tok.decode(torch.as_tensor(ids).reshape(-1).tolist())
+        return self._tok.decode(torch.as_tensor(ids).reshape(-1).tolist(), skip_special_tokens=False)
 
 
 def tokenizer(path: str | Path) -> BPETokenizer:
@@ -239,11 +240,12 @@ def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, s
                  text: str | None = None) -> Path:
     """Write a GPT-2 of random weights in the Hub's own layout into ``folder``: config.json, model.safetensors (the
     Hub's tensor names, Conv1D (in, out) weights, q, k, v fused in c_attn) and tokenizer.json (a byte-level BPE
-    trained on ``text``, by default the King James text, up to cfg.n_vocab tokens). Default: GPT-2 Small's shapes.
+    trained on ``text``, by default the King James text, filled up to cfg.n_vocab tokens with "<unused i>").
+    Default: GPT-2 Small's shapes.
     What runs offline in place of the real weights (benchmark, tests, notebook 11 without the network)."""
     from safetensors.torch import save_file
     from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import decoders, models, pre_tokenizers, trainers
+    from tokenizers import AddedToken, decoders, models, pre_tokenizers, trainers
 
     cfg = cfg or small_config()
     folder = Path(folder)
@@ -281,6 +283,9 @@ def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, s
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator([text], trainers.BpeTrainer(vocab_size=min(cfg.n_vocab, 2000), show_progress=False,
                                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    spare = cfg.n_vocab - tok.get_vocab_size()  # a few thousand merges are all this text gives: name the other
+    if spare > 0:                               # rows of W_E "<unused i>", so every id the model can predict is text
+        tok.add_special_tokens([AddedToken(f"<unused {i}>", special=True) for i in range(spare)])
     tok.save(str(folder / "tokenizer.json"))
     return folder
 

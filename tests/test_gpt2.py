@@ -250,6 +250,7 @@ def test_gpt2_small_shapes_in_the_hub_layout_load_and_run(tmp_path, monkeypatch)
     monkeypatch.setenv("GT_GPT2_DIR", str(folder))
     model, tok = gpt2.load()
     assert model.n_params() == gpt2.N_PARAMS_SMALL and model.cfg == gpt2.small_config()
+    assert tok.n_vocab == 50257 and tok.vocab[-1].startswith("<unused")      # every id the model predicts is text
     ids = tok.encode("The Empire State Building is in New")
     with torch.no_grad():
         logits = model(ids)
@@ -305,3 +306,20 @@ def test_run_sh_gpt2_copies_the_files_into_a_shared_folder(hub_dir, tmp_path):
     offline = subprocess.run([sys.executable, "-m", "helpers.gpt2"], capture_output=True, text=True, timeout=180,
                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")})
     assert offline.returncode == 1 and "bash run.sh gpt2" in offline.stderr and "Traceback" not in offline.stderr
+
+
+def test_the_explorers_take_gpt2_and_its_tokenizer(ours):
+    """The series' explorers read GPT-2's byte-level tokens as they read words (one model, any text)."""
+    from helpers.widgets.attention import HeadsExplorer
+    from helpers.widgets.ladder import LadderExplorer, LensExplorer
+
+    model, tok = ours
+    explorers = [LensExplorer(model, tok, prompt=TEXTS[1]),
+                 LadderExplorer({"GPT-2 (random)": model}, tok, prompt=TEXTS[1]),
+                 HeadsExplorer(model, tok, text=TEXTS[1], layer=1)]
+    for e in explorers:
+        assert not e.last_error, e.last_error
+        e.text.value = "Hello, world. Hello, wor"
+        assert not e.last_error and "Hello" in e.last_state.get("prompt", e.last_state.get("text", ""))
+    lens = explorers[0]
+    assert lens.last_state["final"] == tok.vocab[int(model(tok.encode("Hello, world. Hello, wor"))[:, -1].argmax())]
