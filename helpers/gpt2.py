@@ -187,6 +187,8 @@ class BPETokenizer:
     ``vocab[i]`` is token i as text (" York", with its leading space), ``encode``, ``to_strings``, ``decode``,
     ``unknown_words`` (always none: every byte has a token). Case-sensitive; id 0 is "!", not ``<unk>``."""
 
+    separator = ""  # tokens carry their own spaces: shown together, " York" after "New" reads "New York"
+
     def __init__(self, tok):
         self._tok = tok
         raw = tok.get_vocab()  # token string (byte-level alphabet, "ĠYork") -> id

@@ -179,6 +179,13 @@ class Prompt:
     tokens: list[str]  # their strings; unknown words show as <unk>
     unknown: list[str]  # words that were replaced by <unk>
     dropped: int  # tokens cut from the front because the prompt was longer than n_ctx
+    separator: str = " "  # what goes between tokens when they are shown as text: " " for words, "" for GPT-2's
+    # byte-level tokens, which carry their own spaces (" York")
+
+    @property
+    def shown(self) -> str:
+        """The tokens actually used, as one string."""
+        return self.separator.join(self.tokens)
 
     def notice(self) -> str:
         """A one-line note on anything the learner should know ('' when nothing happened)."""
@@ -206,8 +213,8 @@ def prepare_prompt(text: str, tokenizer: Tokenizer, n_ctx: int | None = None) ->
     if n_ctx is not None and len(ids) > n_ctx:
         dropped = len(ids) - n_ctx
         ids = ids[-n_ctx:]
-    return Prompt(text=text, ids=ids, tokens=tokenizer.to_strings(ids),
-                  unknown=tokenizer.unknown_words(text), dropped=dropped)
+    return Prompt(text=text, ids=ids, tokens=tokenizer.to_strings(ids), unknown=tokenizer.unknown_words(text),
+                  dropped=dropped, separator=getattr(tokenizer, "separator", " "))
 
 
 def random_windows(ids: torch.Tensor, n_ctx: int, batch_size: int, generator: torch.Generator) -> torch.Tensor:

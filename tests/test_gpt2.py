@@ -95,6 +95,38 @@ def test_logits_stream_and_patterns_equal_transformers(ours, reference):
         assert torch.allclose(final.mT, out.hidden_states[-1], atol=1e-4, rtol=1e-4)
 
 
+def test_every_activation_inside_the_blocks_equals_transformers(ours, reference):
+    """q, k, v, the result r, the MLP's hidden z and its output m, read from GPT2LMHeadModel's modules with forward
+    hooks (row vectors, heads side by side) and compared with the series' cache (column vectors, heads apart)."""
+    model, tok = ours
+    ids = tok.encode(TEXTS[0])[None]
+    seen = {}
+    hooks = []
+    for L, block in enumerate(reference.transformer.h):
+        hooks += [block.attn.c_attn.register_forward_hook(lambda m, i, o, L=L: seen.__setitem__((L, "qkv"), o)),
+                  block.attn.c_proj.register_forward_hook(lambda m, i, o, L=L: seen.__setitem__((L, "r"), i[0])),
+                  block.mlp.act.register_forward_hook(lambda m, i, o, L=L: seen.__setitem__((L, "z"), o)),
+                  block.mlp.c_proj.register_forward_hook(lambda m, i, o, L=L: seen.__setitem__((L, "m"), o))]
+    try:
+        with torch.no_grad():
+            reference(ids)
+            _, cache = model.run_with_cache(ids)
+    finally:
+        for h in hooks:
+            h.remove()
+    H, dh, D = model.cfg.n_heads, model.cfg.d_head, model.cfg.d_model
+    close = lambda a, b: torch.allclose(a, b, atol=1e-4, rtol=1e-4)  # noqa: E731
+
+    def heads_apart(rows):  # (1, n, H * d_head) rows -> (1, H, d_head, n) columns, as the series keeps them
+        return rows.reshape(1, -1, H, dh).permute(0, 2, 3, 1)
+
+    for L in range(model.cfg.n_layers):
+        q, k, v = seen[(L, "qkv")].split(D, dim=-1)
+        for name, theirs in (("q", q), ("k", k), ("v", v), ("r", seen[(L, "r")])):
+            assert close(cache[names.key(L, name)], heads_apart(theirs)), (L, name)
+        assert close(cache[names.key(L, "z")], seen[(L, "z")].mT) and close(cache[names.key(L, "m")], seen[(L, "m")].mT)
+
+
 def test_weights_are_views_of_the_file_not_copies(hub_dir):
     from safetensors.torch import load_file
 
@@ -120,6 +152,7 @@ def test_the_tokenizer_matches_tokenizers(hub_dir, ours):
         assert ("".join(tok.to_strings(ids)) == text) == text.isascii()
     prompt = prepare_prompt("The Empire State Building is in New", tok, n_ctx=4)
     assert prompt.dropped > 0 and len(prompt.ids) == 4 and not prompt.unknown and prompt.notice()
+    assert TEXTS[1].endswith(prompt.shown) and prepare_prompt("in the beginning", tok).shown == "in the beginning"
     assert tok.vocab[int(tok.encode("!")[0])] == "!" and tok.unknown_words("anything") == []
     with pytest.raises(IndexError, match="outside the vocabulary"):
         tok.to_strings([tok.n_vocab])

@@ -14,7 +14,10 @@ positions (LayerNorm, where present, is left out: these tables are of the raw we
     token_ov_table       W_U W_OV W_E        (n_vocab, n_vocab)  [c, b]: logit of token c written by attending to b
     positional_qk_table  W_pos^T W_QK W_pos  (n_ctx, n_ctx)      [i, j]: score of query position i on key position j
 
-Scores in these tables are x^T W_QK x, *not* divided by sqrt(d_head) (the model divides S by it).
+Scores in these tables are x^T W_QK x, *not* divided by sqrt(d_head) (the model divides S by it). GPT-2's attention
+biases are left out too, as the circuits paper does: b_K never changes a pattern (it adds the same q_i . b_K to every
+score of row i), b_V and b_O add a constant vector to the stream, and b_Q adds b_Q^T W_K x_j, a preference for some
+keys whatever the query.
 
 Composition. A head h1 in an earlier layer writes W_OV^{h1} x into the stream; a head h2 in a later
 layer can read that with its query (Q-composition), its key (K-composition) or its value

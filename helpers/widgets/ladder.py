@@ -50,7 +50,7 @@ class LadderExplorer(Explorer):
             tops[label] = items[0][0]
             charts.append(svg.hbars(items, title=label, xlabel="p", width=200, xmax=1.0))
         note = prompt.notice()
-        text = (f"after '{html.escape(' '.join(prompt.tokens))}': "
+        text = (f"after '{html.escape(prompt.shown)}': "
                 + "; ".join(f"{html.escape(k)} → <b>{html.escape(v)}</b>" for k, v in tops.items())
                 + (f" <i>({html.escape(note)})</i>" if note else ""))
         return text, {"prompt": self.text.value.strip(), "n": len(prompt.ids)}, svg.row(*charts, gap=12)
@@ -95,7 +95,7 @@ class LensExplorer(Explorer):
         first = names.resid(int(tops[0]))  # never empty: the last state's top word is the model's guess
         stays = bool((p[int(tops[0]):].argmax(-1) == final).all())
         note = prompt.notice()
-        text = (f"after '{html.escape(' '.join(prompt.tokens))}', read from {self.state.value} "
+        text = (f"after '{html.escape(prompt.shown)}', read from {self.state.value} "
                 f"({html.escape(self.labels[self.state.value])}): the likeliest next word is "
                 f"<b>{html.escape(items[0][0])}</b> (p = {items[0][1]:.2f}). The model's own guess, "
                 f"<b>{html.escape(word)}</b>, has p = " + ", ".join(f"{v:.2f}" if v >= 0.005 else "nearly 0"
