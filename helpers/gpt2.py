@@ -57,23 +57,41 @@ class GPT2Unavailable(RuntimeError):
 class GPT2FileError(ValueError):
     """A GPT-2 file is there but cannot be used: damaged, incomplete, or not GPT-2's layout."""
 
+    def _render_traceback_(self) -> list[str]:  # in Jupyter: the sentence alone, not a traceback
+        return [f"\x1b[0;33m{type(self).__name__}\x1b[0m: {self}"]
+
 
 # --------------------------------------------------------------------------- config
+UNSUPPORTED = {"scale_attn_weights": False, "scale_attn_by_inverse_layer_idx": True, "reorder_and_upcast_attn": True,
+               "tie_word_embeddings": False}  # GPT-2 variants the series' attention and unembedding do not compute
+
+
 def config_from_hub(hf: dict) -> Config:
     """The series' Config for a Hub ``config.json`` of model_type gpt2 (GPT-2 Small and its larger siblings)."""
+    if not isinstance(hf, dict):
+        raise GPT2FileError(f"config.json holds a {type(hf).__name__}, not GPT-2's settings")
     if hf.get("model_type", "gpt2") != "gpt2":
         raise GPT2FileError(f"config.json describes a {hf.get('model_type')!r} model, not GPT-2")
+    sizes = ("vocab_size", "n_embd", "n_positions", "n_layer", "n_head")
+    bad = [k for k in sizes if not isinstance(hf.get(k), int) or isinstance(hf.get(k), bool) or hf[k] < 1]
+    if bad:
+        raise GPT2FileError(f"config.json lacks GPT-2's sizes (or gives one that is not a positive whole number): "
+                            f"{', '.join(bad)}")
+    odd = [f"{k} = {hf[k]}" for k, v in UNSUPPORTED.items() if k in hf and hf[k] == v]
+    if odd:
+        raise GPT2FileError(f"config.json asks for {', '.join(odd)}: a GPT-2 variant this loader does not compute "
+                            "(it reads GPT-2 as OpenAI released it)")
     act = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
     name = hf.get("activation_function", "gelu_new")
     if name not in act:
         raise GPT2FileError(f"config.json asks for the activation {name!r}, which the series' MLP does not have")
     eps = hf.get("layer_norm_epsilon", 1e-5)
-    if abs(eps - 1e-5) > 1e-12:
+    if not isinstance(eps, (int, float)) or abs(eps - 1e-5) > 1e-12:
         raise GPT2FileError(f"config.json has layer_norm_epsilon {eps}; the series' LayerNorm uses 1e-5, as GPT-2 does")
     d_model = hf["n_embd"]
     return Config(n_vocab=hf["vocab_size"], d_model=d_model, n_ctx=hf["n_positions"], n_layers=hf["n_layer"],
                   n_heads=hf["n_head"], d_mlp=hf.get("n_inner") or 4 * d_model, activation=act[name],
-                  layernorm=True, attn_biases=True, tied_unembed=hf.get("tie_word_embeddings", True))
+                  layernorm=True, attn_biases=True, tied_unembed=True)
 
 
 def small_config() -> Config:
@@ -135,7 +153,8 @@ def load_dir(folder: str | Path) -> tuple[Transformer, "BPETokenizer"]:
     folder = Path(folder)
     missing = [f for f in FILES if not (folder / f).is_file()]
     if missing:
-        raise GPT2Unavailable(f"{folder} lacks {', '.join(missing)}: `{FETCH}` fetches GPT-2's files ({SIZE})")
+        raise GPT2Unavailable(f"{folder} lacks {', '.join(missing)}: `{FETCH} --dir {folder}` fetches GPT-2's files "
+                              f"({SIZE}) into it")
     try:
         hf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -160,17 +179,34 @@ def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Pat
 
     try:
         path = snapshot_download(repo, revision=revision, cache_dir=cache_dir, allow_patterns=list(FILES))
+    except OSError as e:
+        if not _network_error(e):  # a full disk, a cache folder that cannot be written: not the network's fault
+            raise GPT2Unavailable(f"GPT-2's files could not be stored in the Hugging Face cache: {e}. Free some "
+                                  f"space ({SIZE} are needed) or set HF_HOME to a folder you can write.") from None
+        raise _unreachable(e) from None
     except Exception as e:  # the hub client raises many kinds (offline, connection, HTTP, gated): one message
-        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
-        why = "HF_HUB_OFFLINE is set" if offline else f"the Hugging Face Hub could not be reached ({type(e).__name__})"
-        raise GPT2Unavailable(f"GPT-2's weights are not on this machine and {why}. With the network on, `{FETCH}` "
-                              f"fetches them once ({SIZE}, into the Hugging Face cache); every notebook "
-                              "then finds them offline.") from None
+        raise _unreachable(e) from None
     folder = Path(path)
     missing = [f for f in FILES if not (folder / f).is_file()]
     if missing:
         raise GPT2Unavailable(f"the Hub's copy of {repo} lacks {', '.join(missing)}")
     return folder
+
+
+def _network_error(e: OSError) -> bool:
+    """A refused or failed connection (the offline guard, a DNS failure) rather than a local file problem."""
+    import errno
+
+    return e.errno in (None, errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ETIMEDOUT) \
+        or "connect" in str(e).lower() or "network" in str(e).lower() or "resolve" in str(e).lower()
+
+
+def _unreachable(e: Exception) -> GPT2Unavailable:
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    why = "HF_HUB_OFFLINE is set" if offline else f"the Hugging Face Hub could not be reached ({type(e).__name__})"
+    return GPT2Unavailable(f"GPT-2's weights are not on this machine and {why}. With the network on, `{FETCH}` "
+                           f"fetches them once ({SIZE}, into the Hugging Face cache); every notebook then finds "
+                           "them offline.")
 
 
 def load(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,
@@ -191,11 +227,12 @@ class BPETokenizer:
 
     def __init__(self, tok):
         self._tok = tok
-        raw = tok.get_vocab()  # token string (byte-level alphabet, "ĠYork") -> id
-        self.n_vocab = len(raw)
-        self.index = {s: i for s, i in raw.items()}
+        self.n_vocab = tok.get_vocab_size()
         # " York"; partial UTF-8 bytes show as "�"; special tokens ("<|endoftext|>") as themselves
         self.vocab = [tok.decode([i], skip_special_tokens=False) for i in range(self.n_vocab)]
+        self.index: dict[str, int] = {}  # text -> id, as the word tokenizer's (the first id of a repeated "�")
+        for i, text in enumerate(self.vocab):
+            self.index.setdefault(text, i)
 
     def __len__(self) -> int:
         return self.n_vocab
@@ -308,11 +345,17 @@ def main(argv: list[str] | None = None) -> int:
             target = Path(args.dir)
             target.mkdir(parents=True, exist_ok=True)
             for f in FILES:
-                shutil.copyfile(folder / f, target / f)
+                # a new file, renamed over the old one: kernels that map the old one (GT_GPT2_DIR) keep reading it
+                # whole, where rewriting it in place would pull pages out from under them
+                shutil.copyfile(folder / f, target / f"{f}.partial")
+                os.replace(target / f"{f}.partial", target / f)
             folder = target
         model, tok = load_dir(folder)
     except (GPT2Unavailable, GPT2FileError) as e:
         print(f"gpt2: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # --dir somewhere this user cannot write, a full disk
+        print(f"gpt2: could not write GPT-2's files into {args.dir}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"GPT-2 is ready in {folder}: {model.n_params():,} parameters, {tok.n_vocab:,} tokens")
     return 0

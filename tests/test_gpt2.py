@@ -133,10 +133,21 @@ def test_weights_are_views_of_the_file_not_copies(hub_dir):
     state = load_file(str(hub_dir / "model.safetensors"))
     model = gpt2.from_hub_state(state, gpt2.config_from_hub(json.loads((hub_dir / "config.json").read_text())))
     same = lambda a, b: a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # noqa: E731
-    attn = model.blocks[0].attn
-    assert same(attn.W_Q, state["h.0.attn.c_attn.weight"]) and same(attn.W_V, state["h.0.attn.c_attn.weight"])
-    assert same(attn.W_O, state["h.0.attn.c_proj.weight"]) and same(model.embed.W_E, state["wte.weight"])
-    assert same(model.unembed.W_U, state["wte.weight"]) and "unembed.W_U" not in model.state_dict()
+    hub = {"embed.W_E": "wte.weight", "pos_embed.W_pos": "wpe.weight", "ln_final.gamma": "ln_f.weight",
+           "ln_final.beta": "ln_f.bias"}
+    for L in range(model.cfg.n_layers):
+        h, b = f"h.{L}.", f"blocks.{L}."
+        hub |= {b + f"attn.{w}": h + "attn.c_attn.weight" for w in ("W_Q", "W_K", "W_V")}
+        hub |= {b + f"attn.{w}": h + "attn.c_attn.bias" for w in ("b_Q", "b_K", "b_V")}
+        hub |= {b + "attn.W_O": h + "attn.c_proj.weight", b + "attn.b_O": h + "attn.c_proj.bias",
+                b + "mlp.W_1": h + "mlp.c_fc.weight", b + "mlp.b_1": h + "mlp.c_fc.bias",
+                b + "mlp.W_2": h + "mlp.c_proj.weight", b + "mlp.b_2": h + "mlp.c_proj.bias",
+                b + "ln_attn.gamma": h + "ln_1.weight", b + "ln_attn.beta": h + "ln_1.bias",
+                b + "ln_mlp.gamma": h + "ln_2.weight", b + "ln_mlp.beta": h + "ln_2.bias"}
+    ours = model.state_dict()
+    assert set(ours) == set(hub)                                                # every weight, and no other
+    assert all(same(ours[k], state[v]) for k, v in hub.items())                 # each a view of the file's tensor
+    assert same(model.unembed.W_U, state["wte.weight"]) and "unembed.W_U" not in ours
 
 
 def test_the_tokenizer_matches_tokenizers(hub_dir, ours):
@@ -202,6 +213,48 @@ def test_a_bad_folder_gets_one_clear_message(hub_dir, tmp_path, damage, error, m
         gpt2.load_dir(folder)
 
 
+@pytest.mark.parametrize("change, message", [
+    ({"tie_word_embeddings": False}, "tie_word_embeddings = False: a GPT-2 variant"),
+    ({"scale_attn_weights": False}, "scale_attn_weights = False"),
+    ({"scale_attn_by_inverse_layer_idx": True}, "scale_attn_by_inverse_layer_idx = True"),
+    ({"n_embd": None}, "lacks GPT-2's sizes .*n_embd"),
+    ({"layer_norm_epsilon": "1e-5"}, "layer_norm_epsilon"),
+    ({"activation_function": "swish"}, "activation 'swish'"),
+])
+def test_a_config_the_series_cannot_compute_is_refused(hub_dir, change, message):
+    hf = json.loads((hub_dir / "config.json").read_text()) | change
+    with pytest.raises(gpt2.GPT2FileError, match=message):
+        gpt2.config_from_hub(hf)
+    with pytest.raises(gpt2.GPT2FileError, match="holds a list"):
+        gpt2.config_from_hub([])
+
+
+def test_a_tied_biased_model_survives_a_checkpoint_and_old_checkpoints_stay_as_they_were(ours, tmp_path):
+    """A checkpoint of GPT-2's layout round-trips (W_U still tied, the biases kept); the config the series stores for
+    its own models is the one stored in its shipped files, so a re-save writes the same bytes as before GPT-2."""
+    from safetensors import safe_open
+
+    from helpers.model import checkpoint
+
+    model, tok = ours
+    path = tmp_path / "gpt2.safetensors"
+    checkpoint.save(model, path)
+    again = checkpoint.load(path)
+    assert again.cfg == model.cfg and again.cfg.tied_unembed and again.cfg.attn_biases
+    ids = tok.encode(TEXTS[1])
+    assert torch.allclose(again(ids), model(ids), atol=1e-6)
+    assert again.unembed.W_U.data_ptr() == again.embed.W_E.data_ptr()          # still one matrix
+    # what checkpoint.save stored for the series' own models before GPT-2's options existed (commit 43b3ae4)
+    before = ('{"n_vocab": 64, "d_model": 64, "n_ctx": 32, "n_layers": 2, "n_heads": 2, "d_head": 32, "d_mlp": 0, '
+              '"activation": "relu", "layernorm": false, "positional": true, "masked": true, "init_std": 0.02, '
+              '"pos_init_std": null}')
+    induction = checkpoint.load(checkpoint.named_path("induction_s0"))
+    assert json.dumps(induction.cfg.to_dict()) == before
+    checkpoint.save(induction, tmp_path / "again.safetensors")
+    with safe_open(str(tmp_path / "again.safetensors"), "pt") as f:
+        assert f.metadata()["config"] == before
+
+
 def test_a_checkpoint_of_another_layout_is_named(hub_dir):
     from safetensors.torch import load_file
 
@@ -223,9 +276,10 @@ def test_offline_without_a_cached_copy_says_what_to_run(tmp_path, env):
     """The real hub client, in a fresh interpreter (it reads HF_HUB_OFFLINE when imported), with an empty cache; the
     third case asks huggingface.co itself, which the test suite's offline guard (tests/offline) refuses, as a machine
     without the network would."""
-    code = ("from helpers import gpt2\n"
-            "try:\n    gpt2.download()\nexcept gpt2.GPT2Unavailable as e:\n    print('MESSAGE', e)\n")
-    full = {**os.environ, **env, "HF_HOME": str(tmp_path / "hf"), "GT_GPT2_DIR": ""}
+    code = DOWNLOAD
+    guard = str(Path(__file__).resolve().parent / "offline")   # the suite's offline guard, whatever GT_OFFLINE says
+    path = os.pathsep.join([guard, os.environ.get("PYTHONPATH", "")])
+    full = {**os.environ, **env, "HF_HOME": str(tmp_path / "hf"), "GT_GPT2_DIR": "", "PYTHONPATH": path}
     done = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120)
     assert "MESSAGE" in done.stdout, done.stdout + done.stderr
     message = done.stdout.split("MESSAGE", 1)[1]
@@ -293,6 +347,10 @@ def test_gpt2_small_shapes_in_the_hub_layout_load_and_run(tmp_path, monkeypatch)
 
 # --- the download path: the real hub client against a stand-in Hub on 127.0.0.1 -----------------------------
 
+DOWNLOAD = ("from helpers import gpt2\n"   # the download in a fresh interpreter, its one sentence printed
+            "try:\n    gpt2.download()\nexcept gpt2.GPT2Unavailable as e:\n    print('MESSAGE', e)\n")
+
+
 def _in_fresh_python(code: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env={**os.environ, "GT_GPT2_DIR": "", **env},
                           capture_output=True, text=True, timeout=180, cwd=Path(__file__).resolve().parent.parent)
@@ -314,7 +372,8 @@ def test_download_runs_the_hub_client_then_works_offline_from_its_cache(hub_dir,
         assert {("GET", f"/{gpt2.REPO}/resolve/{hub.sha}/{f}") for f in gpt2.FILES} <= set(hub.requests)
         model, tok = ours
         logit = float(model(tok.encode("In the beginning"))[7, -1])
-        assert f"LOGIT {logit:.4f}"[:12] in online.stdout                            # the same model
+        printed = float(online.stdout.split("LOGIT ", 1)[1].split()[0])
+        assert abs(printed - logit) < 1e-4                                           # the same model
         served = len(hub.requests)
         offline = _in_fresh_python(code, {**env, "HF_HUB_OFFLINE": "1"})             # the class, later, offline
         assert f"FOLDER {folder}" in offline.stdout, offline.stdout + offline.stderr
@@ -334,8 +393,20 @@ def test_run_sh_gpt2_copies_the_files_into_a_shared_folder(hub_dir, tmp_path):
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0 and "GPT-2 is ready in" in done.stdout, done.stdout + done.stderr
         assert sorted(p.name for p in shared.iterdir()) == sorted(gpt2.FILES)
+        not_a_folder = tmp_path / "not a folder"
+        not_a_folder.write_text("")
+        local = _in_fresh_python(DOWNLOAD, {"HF_ENDPOINT": hub.url, "HF_HOME": str(not_a_folder / "hf")})
+        assert "could not be stored in the Hugging Face cache" in local.stdout, local.stdout + local.stderr
     finally:
         hub.close()
+    blocked = tmp_path / "a file"
+    blocked.write_text("")
+    cannot = subprocess.run([sys.executable, "-m", "helpers.gpt2", "--dir", str(blocked / "gpt2")],
+                            env={**os.environ, "GT_GPT2_DIR": "", "HF_HUB_OFFLINE": "1",
+                                 "HF_HOME": str(tmp_path / "hf")},
+                            capture_output=True, text=True, timeout=180)
+    assert cannot.returncode == 1 and "could not write GPT-2's files into" in cannot.stderr, cannot.stderr
+    assert "Traceback" not in cannot.stderr
     offline = subprocess.run([sys.executable, "-m", "helpers.gpt2"], capture_output=True, text=True, timeout=180,
                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")})
     assert offline.returncode == 1 and "bash run.sh gpt2" in offline.stderr and "Traceback" not in offline.stderr

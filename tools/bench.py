@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"GPT-2 Small's shapes, random weights ({g['n_params']:,} parameters): peak memory "
                   f"{g['load_mb']:.0f} MB after loading ({g['load_s']:.1f} s), {g['forward_mb']:.0f} MB after a "
                   f"32-token forward pass with the cache ({g['forward_ms']:.0f} ms median of 5; python + torch alone "
-                  f"{g['base_mb']:.0f} MB); the logit-lens explorer redraws in {g['redraw_ms']:.0f} ms (median of 4; "
+                  f"{g['base_mb']:.0f} MB); the logit-lens explorer redraws in {g['redraw_ms']:.0f} ms (median of 5; "
                   f"peak {g['explorer_mb']:.0f} MB after 6 redraws)"
                   f"   < {GPT2_RSS_TARGET_MB:.0f} MB, < {GPT2_FORWARD_TARGET_MS:.0f} ms  {verdict(ok)}\n"
                   f"  weights stored in half precision, computed in float32 ({half}): float32 is kept, since it "

@@ -21,11 +21,11 @@ class Config:
     masked: bool = True  # the causal mask (softmax*) is on; False: every query sees the whole text, as in
     # notebook 04's model trained without the mask (checkpoints remember it: helpers.model.checkpoint)
     init_std: float = 0.02  # standard deviation of the random initial weights
-    attn_biases: bool = False  # biases b_Q, b_K, b_V (n_heads, d_head) and b_O (d_model,) in attention (GPT-2)
-    tied_unembed: bool = False  # W_U = W_E^T, one stored matrix (GPT-2); False: W_U is a parameter of its own
     pos_init_std: float | None = None  # ... of W_pos's initial values; None -> init_std. A larger
     # value (0.5) lets heads attend by position from the start: it gives the word-level models
     # of tools/train_models.py their previous-token heads
+    attn_biases: bool = False  # biases b_Q, b_K, b_V (n_heads, d_head) and b_O (d_model,) in attention (GPT-2)
+    tied_unembed: bool = False  # W_U = W_E^T, one stored matrix (GPT-2); False: W_U is a parameter of its own
 
     def __post_init__(self) -> None:
         for name in ("n_vocab", "d_model", "n_ctx"):
@@ -44,4 +44,13 @@ class Config:
             object.__setattr__(self, "d_head", max(1, self.d_model // max(1, self.n_heads)))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict. GPT-2's options are left out while off, so that a checkpoint of the series' own
+        models is stored exactly as before they existed (and code of that time can still read it)."""
+        d = asdict(self)
+        for name in GPT2_OPTIONS:
+            if not d[name]:
+                del d[name]
+        return d
+
+
+GPT2_OPTIONS = ("attn_biases", "tied_unembed")  # added for GPT-2 (helpers/gpt2.py); False: the post's model
