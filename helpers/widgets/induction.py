@@ -107,7 +107,8 @@ class InductionExplorer(Explorer):
                  for name, (m, prev, ind) in self.models.items()}
         earlier = [j for j in range(n - 1) if text[j] == last]
         if earlier:
-            seen = ", ".join(f"'{_label(text[j + 1])}' (position {j + 2})" for j in earlier)
+            seen = ", ".join(f"'{_label(text[j + 1])}' (position {j + 2}"
+                             + (", the last token itself)" if j + 1 == n - 1 else ")") for j in earlier)
             text_html = (f"The last token '{html.escape(_label(last))}' occurred before; "
                          f"<span style='border-bottom:3px solid {AFTER}'>what followed it then</span> (framed "
                          f"orange): {html.escape(seen)}. ")
