@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -215,6 +216,48 @@ def load(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | 
     else from the Hugging Face cache, downloading once."""
     folder = folder or os.environ.get("GT_GPT2_DIR")
     return load_dir(folder if folder else download(repo, revision, cache_dir))
+
+
+@dataclass
+class Loaded:
+    """What ``load_or_stand_in`` found: the model and its tokenizer, whether they are the real GPT-2, and a sentence
+    for the top of a notebook saying which."""
+
+    model: Transformer
+    tokenizer: "BPETokenizer"
+    real: bool
+    note: str
+
+
+def stand_in_config() -> Config:
+    """A GPT-2 in everything but size (biases, tanh GELU, tied W_U, LayerNorm, 12 heads of d_head 16 in d_model 192),
+    4 layers, 2,000 tokens: what a notebook about GPT-2 runs on offline, in a second."""
+    return Config(n_vocab=2000, d_model=192, n_ctx=128, n_layers=4, n_heads=12, d_mlp=768, activation="gelu_tanh",
+                  layernorm=True, attn_biases=True, tied_unembed=True)
+
+
+def load_or_stand_in(folder: str | Path | None = None) -> Loaded:
+    """The real GPT-2 Small if it is on this machine (``GT_GPT2_DIR``, ``folder`` or the Hugging Face cache) or can
+    be fetched; otherwise a GPT-2-shaped model of random weights (``stand_in_config``), written once into a cache
+    folder, with a note that says so and names the command that fetches the real one."""
+    try:
+        model, tok = load(folder=folder)
+        return Loaded(model, tok, True, f"GPT-2 Small, {model.n_params():,} parameters: the real weights.")
+    except GPT2Unavailable as e:
+        why = str(e)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gentle-transformers" / "gpt2-stand-in"
+    if not all((cache / f).is_file() for f in FILES):
+        import shutil
+
+        partial = cache.with_name(f"{cache.name}.partial-{os.getpid()}")  # written whole, then put in place:
+        write_random(partial, stand_in_config(), seed=0)                 # an interrupted write leaves no half file
+        shutil.rmtree(cache, ignore_errors=True)
+        os.replace(partial, cache)
+    model, tok = load_dir(cache)
+    note = (f"Not the real GPT-2: {why} Until then this notebook runs on a GPT-2-shaped model with random weights "
+            f"({model.cfg.n_layers} layers, d_model {model.cfg.d_model}, {model.n_params():,} parameters), so every "
+            "cell and widget works, but its predictions mean nothing.")
+    return Loaded(model, tok, False, note)
 
 
 # --------------------------------------------------------------------------- the tokenizer
