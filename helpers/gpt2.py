@@ -48,21 +48,21 @@ FETCH = "bash run.sh gpt2"
 N_PARAMS_SMALL = 124_439_808  # GPT-2 Small, with W_U tied to W_E (counted once)
 
 
-class GPT2Unavailable(RuntimeError):
+class _OneSentence(Exception):
+    def _render_traceback_(self) -> list[str]:  # in Jupyter: the sentence alone, not a traceback
+        return [f"\x1b[0;33m{type(self).__name__}\x1b[0m: {self}"]
+
+
+class GPT2Unavailable(_OneSentence, RuntimeError):
     """GPT-2's files are not on this machine and cannot be fetched now (offline, or the Hub unreachable)."""
 
-    def _render_traceback_(self) -> list[str]:  # in Jupyter: the sentence alone, not a traceback
-        return [f"\x1b[0;33m{type(self).__name__}\x1b[0m: {self}"]
 
-
-class GPT2FileError(ValueError):
+class GPT2FileError(_OneSentence, ValueError):
     """A GPT-2 file is there but cannot be used: damaged, incomplete, or not GPT-2's layout."""
-
-    def _render_traceback_(self) -> list[str]:  # in Jupyter: the sentence alone, not a traceback
-        return [f"\x1b[0;33m{type(self).__name__}\x1b[0m: {self}"]
 
 
 # --------------------------------------------------------------------------- config
+HUB_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 UNSUPPORTED = {"scale_attn_weights": False, "scale_attn_by_inverse_layer_idx": True, "reorder_and_upcast_attn": True,
                "tie_word_embeddings": False}  # GPT-2 variants the series' attention and unembedding do not compute
 
@@ -82,16 +82,15 @@ def config_from_hub(hf: dict) -> Config:
     if odd:
         raise GPT2FileError(f"config.json asks for {', '.join(odd)}: a GPT-2 variant this loader does not compute "
                             "(it reads GPT-2 as OpenAI released it)")
-    act = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
     name = hf.get("activation_function", "gelu_new")
-    if name not in act:
+    if name not in HUB_ACTIVATIONS:
         raise GPT2FileError(f"config.json asks for the activation {name!r}, which the series' MLP does not have")
     eps = hf.get("layer_norm_epsilon", 1e-5)
     if not isinstance(eps, (int, float)) or abs(eps - 1e-5) > 1e-12:
         raise GPT2FileError(f"config.json has layer_norm_epsilon {eps}; the series' LayerNorm uses 1e-5, as GPT-2 does")
     d_model = hf["n_embd"]
     return Config(n_vocab=hf["vocab_size"], d_model=d_model, n_ctx=hf["n_positions"], n_layers=hf["n_layer"],
-                  n_heads=hf["n_head"], d_mlp=hf.get("n_inner") or 4 * d_model, activation=act[name],
+                  n_heads=hf["n_head"], d_mlp=hf.get("n_inner") or 4 * d_model, activation=HUB_ACTIVATIONS[name],
                   layernorm=True, attn_biases=True, tied_unembed=True)
 
 
@@ -318,6 +317,20 @@ def tokenizer(path: str | Path) -> BPETokenizer:
 
 
 # --------------------------------------------------------------------------- a stand-in, offline
+def byte_level_bpe(text: str, vocab_size: int):
+    """A byte-level BPE like GPT-2's (``tokenizers``: ByteLevel pre-tokenizer and decoder, all 256 bytes in the
+    alphabet) trained on ``text`` to at most ``vocab_size`` tokens; ``.save(path)`` writes a Hub tokenizer.json."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator([text], trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
 def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, std: float = 0.02,
                  text: str | None = None) -> Path:
     """Write a GPT-2 of random weights in the Hub's own layout into ``folder``: config.json, model.safetensors (the
@@ -326,8 +339,7 @@ def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, s
     Default: GPT-2 Small's shapes.
     What runs offline in place of the real weights (benchmark, tests, notebook 11 without the network)."""
     from safetensors.torch import save_file
-    from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import AddedToken, decoders, models, pre_tokenizers, trainers
+    from tokenizers import AddedToken
 
     cfg = cfg or small_config()
     folder = Path(folder)
@@ -349,7 +361,7 @@ def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, s
                   h + "mlp.c_fc.weight": rand(D, F), h + "mlp.c_fc.bias": rand(F),
                   h + "mlp.c_proj.weight": rand(F, D), h + "mlp.c_proj.bias": rand(D)}
     save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    act = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}[cfg.activation]
+    act = next(hub for hub, ours in HUB_ACTIVATIONS.items() if ours == cfg.activation)  # the Hub's name for it
     hub_config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": cfg.n_vocab,
                   "n_embd": D, "n_positions": cfg.n_ctx, "n_layer": cfg.n_layers, "n_head": cfg.n_heads,
                   "n_inner": None if F == 4 * D else F, "activation_function": act, "layer_norm_epsilon": 1e-5,
@@ -360,11 +372,7 @@ def write_random(folder: str | Path, cfg: Config | None = None, seed: int = 0, s
         from helpers.corpus import load_text
 
         text = load_text()[:300_000]
-    tok = HFTokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator([text], trainers.BpeTrainer(vocab_size=min(cfg.n_vocab, 2000), show_progress=False,
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = byte_level_bpe(text, min(cfg.n_vocab, 2000))
     spare = cfg.n_vocab - tok.get_vocab_size()  # a few thousand merges are all this text gives: name the other
     if spare > 0:                               # rows of W_E "<unused i>", so every id the model can predict is text
         tok.add_special_tokens([AddedToken(f"<unused {i}>", special=True) for i in range(spare)])

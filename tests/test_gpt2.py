@@ -37,15 +37,9 @@ def hub_dir(tmp_path_factory) -> Path:
     """config.json, model.safetensors (the Hub's tensor names, Conv1D (in, out) weights, c_attn fused) and
     tokenizer.json (a byte-level BPE trained here) of a small GPT-2 with random weights."""
     from safetensors.torch import save_file
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     folder = tmp_path_factory.mktemp("gpt2_hub")
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
-    tok.train_from_iterator([_corpus()], trainer)
+    tok = gpt2.byte_level_bpe(_corpus(), 400)
     tok.save(str(folder / "tokenizer.json"))
     config = transformers.GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=32, n_embd=64, n_layer=2, n_head=4)
     torch.manual_seed(0)

@@ -244,11 +244,11 @@ def verdict(ok: bool) -> str:
 GPT2_RSS_TARGET_MB, GPT2_FORWARD_TARGET_MS = 1000.0, 250.0
 
 _GPT2_PROBE = """
-import json, sys, time, torch
+import json, os, sys, time, torch
+sys.path.insert(0, "tools")
+from bench import vm_hwm_mb
 def hwm():  # peak resident memory of this process so far, MB
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) / 1024
+    return vm_hwm_mb(os.getpid())
 import helpers
 helpers.setup(seed=0)
 base = hwm()

@@ -348,19 +348,16 @@ def check_induction_circuits(fn, model) -> bool:
     d = L.d_model
     mats = [tensor_result(M, (d, d), f"{name} from {what}", f"A circuit maps the stream to itself: (d_model, d_model), "
                           f"with d_model = {d} here (L.d_model).") for M, name in zip(out, CIRCUIT_NAMES)]
-    for M, name in zip(mats, CIRCUIT_NAMES):
-        rank = int(torch.linalg.matrix_rank(M))
-        if rank > L.d_head:
-            raise ExerciseError(f"{name} has rank {rank}, more than d_head = {L.d_head}: a head passes everything "
-                                "through its d_head-dimensional q and k (or v), so no head has this circuit. Write "
-                                "only the entries the head needs (a full matrix of noise has rank 224).")
+    try:
+        hand = from_circuits(*mats, L)  # the shapes are right by now: what it can refuse is a rank above d_head
+    except ValueError as e:
+        raise ExerciseError(f"{e} (A full matrix of noise has rank {d}.)") from None
     said = [_blocks_said(M, L) for M in mats]
     expected = [EXPECTED_BLOCKS[name] for name in CIRCUIT_NAMES]
     if said != expected and sorted(said) == sorted(expected):
         raise ExerciseError(f"{what} returns the right four circuits in another order: (W_QK0, W_OV0, W_QK1, W_OV1) "
                             "is asked for, layer 0's QK and OV first, then layer 1's.")
     QK0, OV0, QK1, OV1 = mats
-    hand = from_circuits(*mats, L)
     tokens = repeated_tokens(L.n_vocab, L.n_ctx // 2, batch=32, seed=UNSEEN_SEED)  # (32, 32)
     with torch.no_grad():
         _, cache = hand.run_with_cache(tokens)

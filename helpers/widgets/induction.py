@@ -70,15 +70,15 @@ class InductionExplorer(Explorer):
         self.text = text_box("sequence", text, width="30em")
         super().__init__([self.text])
 
-    def _one(self, model: Transformer, heads: tuple[int, int], text: str, ids: torch.Tensor, name: str | None):
-        """One model's two patterns, its last query's bars and its words: (words, guess, share, html)."""
-        n, last = len(ids), text[-1]
+    def _one(self, model: Transformer, heads: tuple[int, int], text: str, ids: torch.Tensor, earlier: list[int],
+             name: str | None):
+        """One model's two patterns, its last query's bars and its words: (words, guess, share, html).
+        earlier: the positions where the last token occurred before (the same for every model)."""
         _, cache = model.run_with_cache(ids)
         A0 = cache[names.key(0, "A")][heads[0]]  # (n, n)
         A1 = cache[names.key(1, "A")][heads[1]]
         p = softmax(cache[names.LOGITS][:, -1], dim=0)
         guess = ALPHABET[int(p.argmax())]
-        earlier = [j for j in range(n - 1) if text[j] == last]
         after = [j + 1 for j in earlier]
         marks = {j: EARLIER for j in earlier} | {j: AFTER for j in after}
         who = f"{name}: " if name else ""
@@ -102,10 +102,10 @@ class InductionExplorer(Explorer):
         text = self.text.value
         ids = encode(text, self.model.cfg.n_ctx)
         n, last = len(ids), text[-1]
-        several = len(self.models) > 1
-        parts = {name: self._one(m, (prev, ind), text, ids, name if several else None)
-                 for name, (m, prev, ind) in self.models.items()}
         earlier = [j for j in range(n - 1) if text[j] == last]
+        several = len(self.models) > 1
+        parts = {name: self._one(m, (prev, ind), text, ids, earlier, name if several else None)
+                 for name, (m, prev, ind) in self.models.items()}
         if earlier:
             seen = ", ".join(f"'{_label(text[j + 1])}' (position {j + 2}"
                              + (", the last token itself)" if j + 1 == n - 1 else ")") for j in earlier)
@@ -116,7 +116,7 @@ class InductionExplorer(Explorer):
             text_html = (f"The last token '{html.escape(_label(last))}' has not occurred before: there is nothing to "
                          "copy. Repeat part of the sequence to see the induction head work. ")
         text_html += " ".join(words for words, _, _, _ in parts.values())
-        words, guess, share, _ = parts["trained"]
+        _, guess, share, _ = parts["trained"]
         state = {"text": text, "n": n, "guess": guess, "on_successor": f"{share:.2f}"}
         for name, (_, other_guess, other_share, _) in list(parts.items())[1:]:
             state[f"guess ({name})"] = other_guess
