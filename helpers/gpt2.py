@@ -99,6 +99,13 @@ def small_config() -> Config:
     return config_from_hub({"vocab_size": 50257, "n_embd": 768, "n_positions": 1024, "n_layer": 12, "n_head": 12})
 
 
+def skeleton(cfg: Config | None = None) -> Transformer:
+    """A Transformer of ``cfg``'s shapes (default: GPT-2 Small's) on the "meta" device: every parameter has its name
+    and shape and no memory, so GPT-2 Small's parameter table can be read without its weights."""
+    with torch.device("meta"):
+        return Transformer(cfg or small_config()).requires_grad_(False)
+
+
 # --------------------------------------------------------------------------- weights
 def _hub_name(state: dict[str, torch.Tensor], name: str) -> torch.Tensor:
     for key in (name, f"transformer.{name}"):  # the Hub's file, or one saved by transformers' save_pretrained
@@ -171,21 +178,26 @@ def load_dir(folder: str | Path) -> tuple[Transformer, "BPETokenizer"]:
 
 
 # --------------------------------------------------------------------------- the Hub
-def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:
+def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,
+             cached_only: bool = False) -> Path:
     """Fetch (or find in the Hugging Face cache) GPT-2's three files; returns their folder.
 
-    Offline (``HF_HUB_OFFLINE=1``, no network, the Hub unreachable) and not cached: ``GPT2Unavailable``."""
+    Offline (``HF_HUB_OFFLINE=1``, no network, the Hub unreachable) and not cached: ``GPT2Unavailable``.
+    cached_only: look in the cache and never connect (what a notebook does: it must not start a 550 MB download)."""
     from huggingface_hub import snapshot_download
 
     try:
-        path = snapshot_download(repo, revision=revision, cache_dir=cache_dir, allow_patterns=list(FILES))
+        path = snapshot_download(repo, revision=revision, cache_dir=cache_dir, allow_patterns=list(FILES),
+                                 local_files_only=cached_only)
     except OSError as e:
+        if cached_only:
+            raise _not_here() from None
         if not _network_error(e):  # a full disk, a cache folder that cannot be written: not the network's fault
             raise GPT2Unavailable(f"GPT-2's files could not be stored in the Hugging Face cache: {e}. Free some "
                                   f"space ({SIZE} are needed) or set HF_HOME to a folder you can write.") from None
         raise _unreachable(e) from None
     except Exception as e:  # the hub client raises many kinds (offline, connection, HTTP, gated): one message
-        raise _unreachable(e) from None
+        raise (_not_here() if cached_only else _unreachable(e)) from None
     folder = Path(path)
     missing = [f for f in FILES if not (folder / f).is_file()]
     if missing:
@@ -209,12 +221,17 @@ def _unreachable(e: Exception) -> GPT2Unavailable:
                            "them offline.")
 
 
+def _not_here() -> GPT2Unavailable:
+    return GPT2Unavailable(f"GPT-2's weights are not on this machine. `{FETCH}` fetches them once ({SIZE}, into the "
+                           "Hugging Face cache; it needs the network), and every notebook then finds them offline.")
+
+
 def load(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,
-         folder: str | Path | None = None) -> tuple[Transformer, "BPETokenizer"]:
+         folder: str | Path | None = None, cached_only: bool = False) -> tuple[Transformer, "BPETokenizer"]:
     """GPT-2 and its tokenizer: from ``folder`` if given (or $GT_GPT2_DIR, a shared read-only folder on a class hub),
-    else from the Hugging Face cache, downloading once."""
+    else from the Hugging Face cache, downloading once (never, with ``cached_only``)."""
     folder = folder or os.environ.get("GT_GPT2_DIR")
-    return load_dir(folder if folder else download(repo, revision, cache_dir))
+    return load_dir(folder if folder else download(repo, revision, cache_dir, cached_only))
 
 
 @dataclass
@@ -236,11 +253,12 @@ def stand_in_config() -> Config:
 
 
 def load_or_stand_in(folder: str | Path | None = None) -> Loaded:
-    """The real GPT-2 Small if it is on this machine (``GT_GPT2_DIR``, ``folder`` or the Hugging Face cache) or can
-    be fetched; otherwise a GPT-2-shaped model of random weights (``stand_in_config``), written once into a cache
-    folder, with a note that says so and names the command that fetches the real one."""
+    """The real GPT-2 Small if it is on this machine (``GT_GPT2_DIR``, ``folder`` or the Hugging Face cache);
+    otherwise a GPT-2-shaped model of random weights (``stand_in_config``), written once into a cache folder, with a
+    note that says so and names the command that fetches the real one. Never downloads: a notebook that starts a
+    550 MB download unasked would stall a class (and CI) on the network; `bash run.sh gpt2` is the one way in."""
     try:
-        model, tok = load(folder=folder)
+        model, tok = load(folder=folder, cached_only=True)
         return Loaded(model, tok, True, f"GPT-2 Small, {model.n_params():,} parameters: the real weights.")
     except GPT2Unavailable as e:
         why = str(e)
@@ -278,6 +296,12 @@ class BPETokenizer:
 
     def __len__(self) -> int:
         return self.n_vocab
+
+    def ordinary_ids(self) -> torch.Tensor:
+        """The ids of ordinary text tokens (n_ordinary,): every id but the special ones ("<|endoftext|>", a
+        stand-in's "<unused i>"), which never occur inside a text. What random test sequences are drawn from."""
+        special = set(self._tok.get_added_tokens_decoder())
+        return torch.tensor([i for i in range(self.n_vocab) if i not in special], dtype=torch.long)
 
     def __contains__(self, word: str) -> bool:
         return len(self._tok.encode(word, add_special_tokens=False).ids) == 1

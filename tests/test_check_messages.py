@@ -23,7 +23,7 @@ CHECKS = ROOT / "helpers" / "checks"
 # the tests that hand wrong answers to the checks (fast: about 15 s together)
 CHECK_TESTS = ("test_attention_checks.py", "test_checks_01_02.py", "test_checks_base.py", "test_checks_foundation.py",
                "test_induction.py", "test_circuits_nb10.py", "test_by_hand.py", "test_mlp_checks_widgets.py",
-               "test_layernorm_checks_widgets.py", "test_training_checks.py")
+               "test_layernorm_checks_widgets.py", "test_training_checks.py", "test_gpt2_checks.py")
 # tests that raise ExerciseError too but give right answers or whole notebooks (slow, and no message of their own)
 OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py", Path(__file__).name)
 

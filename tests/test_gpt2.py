@@ -17,9 +17,11 @@ import torch
 
 from helpers import gpt2
 from helpers.model import names
+from helpers.model.config import Config
 from helpers.model.params import count_config
 from helpers.model.transformer import Transformer
 from helpers.tokens import prepare_prompt
+from helpers.train import fresh_model
 
 transformers = pytest.importorskip("transformers")
 TEXTS = ["In the beginning God created the heaven and the earth.", "The Empire State Building is in New",
@@ -443,3 +445,55 @@ def test_load_or_stand_in_says_which_model_it_gives(hub_dir, tmp_path):
     assert (tmp_path / "cache" / "gentle-transformers" / "gpt2-stand-in" / "model.safetensors").is_file()
     again = _in_fresh_python(code, env)                                 # written once: the second time only loads
     assert float(again.stdout.split("REAL ", 1)[1].split()[3]) < 5
+
+
+def test_a_notebook_never_starts_the_download_but_finds_what_run_sh_fetched(hub_dir, tmp_path):
+    """load_or_stand_in (notebook 11's first cell) looks in the cache only: with the Hub reachable and nothing cached
+    it gives the stand-in without a request; after `download()` (what `bash run.sh gpt2` runs) it finds the real one."""
+    from hub_standin import StandInHub
+
+    hub = StandInHub(gpt2.REPO, hub_dir)
+    try:
+        code = "from helpers import gpt2\nx = gpt2.load_or_stand_in()\nprint('REAL', x.real)\n"
+        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        first = _in_fresh_python(code, env)
+        assert "REAL False" in first.stdout and not hub.requests, (first.stdout + first.stderr, hub.requests)
+        fetched = _in_fresh_python("from helpers import gpt2\ngpt2.download()\n", env)
+        assert fetched.returncode == 0 and hub.requests, fetched.stderr
+        served = len(hub.requests)
+        again = _in_fresh_python(code, env)
+        assert "REAL True" in again.stdout and len(hub.requests) == served, again.stdout + again.stderr
+    finally:
+        hub.close()
+
+
+def test_the_lens_explorer_names_tokens_and_fits_gpt2_smalls_25_states():
+    """On a BPE the caption says "token" (a piece of a word), and the rise chart of GPT-2 Small's 25 states stays as
+    narrow as a small model's 9 (no sideways scrolling in a notebook column)."""
+    import re
+
+    from helpers.widgets.ladder import LensExplorer
+
+    cfg = gpt2.small_config()
+    deep = Config(**{**cfg.to_dict(), "n_vocab": 300, "d_model": 24, "n_heads": 2, "d_mlp": 48, "n_ctx": 16})
+    model = fresh_model(deep, 0).eval()
+    assert deep.n_layers == 12
+
+    class Pieces:                                              # a BPE-like tokenizer: no separator between tokens
+        separator = ""
+        vocab = [f"<{i}>" for i in range(300)]
+
+        def encode(self, text, unknown="unk"):
+            return torch.tensor([ord(c) % 300 for c in text])
+
+        def to_strings(self, ids):
+            return [self.vocab[int(i)] for i in ids]
+
+        def unknown_words(self, text):
+            return []
+
+    e = LensExplorer(model, Pieces(), prompt="abc")
+    assert not e.last_error, e.last_error
+    assert "likeliest next token" in e.caption.value and "next word" not in e.caption.value
+    widths = [float(w) for w in re.findall(r'<svg[^>]*width="([\d.]+)"', e.view.value)]
+    assert len(widths) == 2 and max(widths) <= 620, widths

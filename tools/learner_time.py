@@ -41,7 +41,8 @@ SKIPPED_CODE_CELLS = 2  # the Colab cell and the imports
 
 EXERCISE = re.compile(r"^### Exercise \S+ .*\n(★+☆*) · about (\d+) min", re.M)
 EXPLORER = re.compile(r"^\s*(\w+ = )?\w*(Explorer|Playground|VsBigram)\(|^explorer\s*$", re.M)
-TOTALS = re.compile(r"\*\*[\d.]+ hours for 01–05 and [\d.]+ for\s+06–10\*\*")
+GROUPS = (("01", "05"), ("06", "10"), ("11", "11"))  # the post's series, the steps beyond it, GPT-2 itself
+TOTALS = re.compile(r"\*\*[\d.]+ hours for 01–05, [\d.]+ for\s+06–10 and [\d.]+ for 11\*\*")
 OPENING = re.compile(r"\*\*About how long\*\*:? .*?(?=\n\n|\Z)", re.S)
 
 
@@ -87,9 +88,9 @@ def readme_cell(est: dict) -> str:
 
 
 def hours(estimates: list[dict]) -> list[tuple[str, str, float]]:
-    """(first, last, hours) for notebooks 01-05 and 06-10: reading and exercises together."""
+    """(first, last, hours) for notebooks 01-05, 06-10 and 11 (GPT-2): reading and exercises together."""
     return [(lo, hi, sum(e["reading"] + e["exercise_minutes"] for e in estimates if lo <= e["notebook"][:2] <= hi) / 60)
-            for lo, hi in (("01", "05"), ("06", "10"))]
+            for lo, hi in GROUPS]
 
 
 def write(estimates: list[dict]) -> list[str]:
@@ -116,10 +117,10 @@ def write(estimates: list[dict]) -> list[str]:
         text, n = row.subn(lambda m: m.group(1) + readme_cell(est) + m.group(2), text)
         if n != 1:
             sys.exit(f"README.md: no single table row for notebook {est['notebook'][:2]}")
-    (_, _, first), (_, _, second) = hours(estimates)
-    text, n = TOTALS.subn(f"**{first:.1f} hours for 01–05 and {second:.1f} for\n06–10**", text)
+    (_, _, first), (_, _, second), (_, _, third) = hours(estimates)
+    text, n = TOTALS.subn(f"**{first:.1f} hours for 01–05, {second:.1f} for\n06–10 and {third:.1f} for 11**", text)
     if n != 1:
-        sys.exit("README.md: no '**N hours for 01–05 and M for 06–10**' in its Learner time section")
+        sys.exit("README.md: no '**N hours for 01–05, M for 06–10 and K for 11**' in its Learner time section")
     README.write_text(text, encoding="utf-8")
     return changed
 

@@ -17,6 +17,8 @@ training.py   notebook 08: one training step (forward, next-token loss, backward
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
 circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head, the
               induction circuit by hand
+gpt2.py       notebook 11: the log-probability of a continuation of several tokens, king - man + woman in W_E,
+              the logit lens scored state by state
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
@@ -32,3 +34,4 @@ from helpers.checks.training import check_train_step  # noqa: F401
 from helpers.checks.induction import check_confident_mistake, check_induction_score, check_loss_without  # noqa: F401
 from helpers.checks.circuits import (check_causal_mults, check_head_circuits, check_induction_circuits,  # noqa: F401
                                      check_k_composition)
+from helpers.checks.gpt2 import check_analogy, check_continuation_logprob, check_lens_loss  # noqa: F401

@@ -34,6 +34,23 @@ def logit_lens(model: Transformer, tokens, position: int = -1) -> torch.Tensor:
     return p[0] if single else p
 
 
+@torch.no_grad()
+def lens_loss(model: Transformer, tokens) -> torch.Tensor:
+    """How well each state of the stream predicts the next token, read through the lens: (number of states,) mean
+    cross-entropy in nats over every position that has a next token (n - 1 of them) and every text, for tokens (n,) or
+    (batch, n). Entry i = mean over j of -ln softmax(W_U LN(x_i[:, j]))[t_(j+1)]; the last entry is the model's own
+    loss (notebook 08 reads its models this way; notebook 11's Exercise 11.3 asks for it)."""
+    t, _ = batch_of_tokens(model, tokens)
+    if t.shape[-1] < 2:
+        raise ValueError("the lens loss needs at least 2 tokens: each position is scored on the token after it")
+    _, cache = model.run_with_cache(t)
+    states = torch.stack([cache[k][..., :-1] for k in cache.resid_names], dim=1)   # (batch, states, d_model, n - 1)
+    x = model.ln_final(states) if model.ln_final is not None else states
+    logp = torch.log_softmax(model.unembed(x).double(), dim=-2)                   # (batch, states, n_vocab, n - 1)
+    target = t[:, None, None, 1:].expand(-1, logp.shape[1], 1, -1)                 # t_(j+1) for column j
+    return -logp.gather(-2, target).squeeze(-2).mean(dim=(0, 2))
+
+
 def lens_table(model: Transformer, tokens, vocab, position: int = -1, top: int = 3) -> list[tuple[str, list]]:
     """The lens as rows: [(state name, [(token, p), ...] its ``top`` most likely next tokens)], x0 first."""
     p = logit_lens(model, tokens, position)

@@ -9,7 +9,7 @@ SVG, and each notebook opens with it, its own part marked.
     model_map_svg(parts)     the SVG string: ``parts`` (names in ``PARTS``) drawn marked, the rest plain
     map_text(parts, faint)   its text alternative: what is marked, what is missing, then the whole model in words
     NOTEBOOK_PARTS           notebook -> (parts marked, parts its models lack (drawn faint), a caption)
-    show_map(notebook)       display the map of notebook "01" ... "10" in a cell, with its caption
+    show_map(notebook)       display the map of notebook "01" ... "11" in a cell, with its caption
 
 A marked part is told apart by more than colour: a thicker outline, bold text and a "this notebook" (or, on a small
 box, "here") label; parts the notebook's models lack are drawn faint and dashed. The SVG carries ``role="img"``, a
@@ -75,6 +75,10 @@ NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
            "Notebook 10 reads a head as two circuits, QK (W_Q^T W_K) and OV (W_O W_V), from the embedding through "
            "the residual stream to the unembedding, scores how heads of two layers compose, and counts what "
            "attention costs."),
+    "11": (tuple(p for p in PARTS if p != "bigram"), (),
+           "Notebook 11 loads GPT-2 Small into this same model, every piece at full size: 12 blocks, each a "
+           "LayerNorm, 12 heads, a LayerNorm and an MLP (GPT-2's uses the tanh form of GELU where the map says "
+           "ReLU), then the final LayerNorm and an unembedding that is the embedding transposed."),
 }
 
 WIDTH, HEIGHT = 904, 236
@@ -245,12 +249,12 @@ class ModelMap:
 
 
 def map_html(notebook: str) -> str:
-    """The map of one notebook ("01" ... "10") with its caption, as an HTML figure."""
+    """The map of one notebook ("01" ... "11") with its caption, as an HTML figure."""
     return ModelMap(notebook)._repr_html_()
 
 
 def show_map(notebook: str) -> None:
-    """Display the map of ``notebook`` ("01" ... "10") in the cell's output."""
+    """Display the map of ``notebook`` ("01" ... "11") in the cell's output."""
     from IPython.display import display
 
     display(ModelMap(notebook))

@@ -70,6 +70,7 @@ class LensExplorer(Explorer):
         if model.cfg.n_layers < 1:
             raise ValueError("the logit lens needs a model with layers: a zero-layer model has one state, x0")
         self.model, self.tokenizer, self.k = model, tokenizer, k
+        self.tokenizer_words = getattr(tokenizer, "separator", " ") != ""  # a BPE's tokens are pieces, not words
         self.labels = state_labels(model)
         last = list(self.labels)[-1]
         self.text = text_box("prompt", prompt)
@@ -88,21 +89,23 @@ class LensExplorer(Explorer):
                          xlabel="p", width=260, xmax=1.0)
         journey = [float(v) for v in p[:, final]]
         colors = [ORANGE if i == chosen else BLUE for i in range(len(journey))]
+        per_bar = max(22, min(46, 560 // len(journey)))  # GPT-2 Small's 25 states fit in 610 px, as 9 states do
         rise = svg.vbars(list(self.labels), journey, title=f"p('{word}') from each state ({self.state.value} orange)",
                          ylabel="p",
-                         ylim=(0.0, 1.0), colors=colors, width=60 + 46 * len(journey), xlabel="state")
+                         ylim=(0.0, 1.0), colors=colors, width=60 + per_bar * len(journey), xlabel="state")
         tops = (p.argmax(-1) == final).nonzero()
         first = names.resid(int(tops[0]))  # never empty: the last state's top word is the model's guess
         stays = bool((p[int(tops[0]):].argmax(-1) == final).all())
         note = prompt.notice()
+        unit = "word" if self.tokenizer_words else "token"
         text = (f"after '{html.escape(prompt.shown)}', read from {self.state.value} "
-                f"({html.escape(self.labels[self.state.value])}): the likeliest next word is "
+                f"({html.escape(self.labels[self.state.value])}): the likeliest next {unit} is "
                 f"<b>{html.escape(items[0][0])}</b> (p = {items[0][1]:.2f}). The model's own guess, "
                 f"<b>{html.escape(word)}</b>, has p = " + ", ".join(f"{v:.2f}" if v >= 0.005 else "nearly 0"
                                                         for v in journey)
                 + f" from {list(self.labels)[0]} to {list(self.labels)[-1]}"
-                + (f"; it is the top word from {first} on" if stays else
-                   f"; it is the top word at {', '.join(names.resid(int(i)) for i in tops)}")
+                + (f"; it is the top {unit} from {first} on" if stays else
+                   f"; it is the top {unit} at {', '.join(names.resid(int(i)) for i in tops)}")
                 + "." + (f" <i>({html.escape(note)})</i>" if note else ""))
         state = {"prompt": self.text.value.strip(), "state": self.state.value, "top": items[0][0], "final": word}
         return text, state, svg.row(bars, rise, gap=16)
