@@ -224,7 +224,8 @@ def _unreachable(e: Exception) -> GPT2Unavailable:
 def _not_here() -> GPT2Unavailable:
     return GPT2Unavailable(f"GPT-2's weights are not on this machine. `{FETCH}` fetches them once ({SIZE}, into the "
                            "Hugging Face cache; it needs the network; in Colab or on Binder, run `!python -m "
-                           "helpers.gpt2` in a cell, then this one again), and every notebook then finds them offline.")
+                           "helpers.gpt2` in a cell, then run the notebook again from this cell), and every notebook "
+                           "then finds them offline.")
 
 
 def load(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,

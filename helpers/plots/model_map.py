@@ -76,10 +76,11 @@ NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
            "the residual stream to the unembedding, scores how heads of two layers compose, and counts what "
            "attention costs."),
     "11": (tuple(p for p in PARTS if p != "bigram"), (),
-           "Notebook 11 loads GPT-2 Small into this same model, every piece at full size (without its weights, a "
-           "4-block stand-in): 12 blocks, each a "
+           "Notebook 11 loads GPT-2 Small into this same model, every piece at full size: 12 blocks, each a "
            "LayerNorm, 12 heads, a LayerNorm and an MLP (GPT-2's uses the tanh form of GELU where the map says "
-           "ReLU), then the final LayerNorm and an unembedding that is the embedding transposed."),
+           "ReLU), then the final LayerNorm and an unembedding that is the embedding transposed. Without GPT-2's "
+           "weights the notebook runs a stand-in of the same structure, smaller: 4 blocks, d_model 192, 2,000 "
+           "tokens."),
 }
 
 WIDTH, HEIGHT = 904, 236
