@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 
 from helpers.model.transformer import Transformer
+from helpers.ngrams import top_k
 
 
 def _ids(model: Transformer, ids, what: str) -> torch.Tensor:
@@ -37,9 +38,7 @@ def next_tokens(model: Transformer, ids, vocab, k: int = 5) -> list[tuple[str, f
     ids = _ids(model, ids, "the prompt")
     if len(ids) == 0:
         raise ValueError("the prompt is empty: the model predicts the token after a text, so it needs one token")
-    p = model.next_token_probs(ids)  # (n_vocab,)
-    top = p.topk(k)
-    return [(vocab[int(j)], float(q)) for q, j in zip(top.values, top.indices)]
+    return top_k(model.next_token_probs(ids), k, vocab)
 
 
 @torch.no_grad()

@@ -12,6 +12,7 @@ import torch
 
 from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
 from helpers.interp.embeddings import analogy as analogy_helper
+from helpers.interp.embeddings import cosines
 from helpers.interp.lens import lens_loss as lens_loss_helper
 from helpers.lm import continuation_logprob as continuation_helper
 from helpers.model.config import Config
@@ -45,11 +46,6 @@ def _continuation_cases():
     return cases
 
 
-def _logp(model, ids: torch.Tensor, dim: int = 0) -> torch.Tensor:
-    with torch.no_grad():
-        return torch.log_softmax(model(ids).double(), dim=dim)
-
-
 def _scored(L: torch.Tensor, continuation: torch.Tensor, first_column: int) -> float:
     return float(sum(L[c, first_column + k] for k, c in enumerate(continuation.tolist())))
 
@@ -58,8 +54,9 @@ def _continuation_mistakes(model, prompt, cont):
     n, ids = len(prompt), torch.cat([prompt, cont])
     right = continuation_helper(model, prompt, cont)
     with torch.no_grad():
-        logits = model(ids).double()
-    own = _scored(_logp(model, ids), cont, n)
+        logits = model(ids).double()              # one pass over prompt + continuation: every mistake reads it
+        alone = model(cont).double()              # ... but the one that leaves the prompt out
+    logp, along_positions = torch.log_softmax(logits, dim=0), torch.log_softmax(logits, dim=1)
     return [
         ("adds -ln p: that is the loss (the negative log-likelihood); the log-probability is its negative.",
          -right),
@@ -71,15 +68,15 @@ def _continuation_mistakes(model, prompt, cont):
          right / math.log(10)),
         ("uses log base 10 or 2; the series measures in nats: torch.log or log_softmax.", right / math.log(2)),
         ("scores only the continuation's first token; every token of it counts, each given the ones before it.",
-         float(_logp(model, prompt)[cont[0], n - 1])),
+         float(logp[cont[0], n - 1])),
         ("reads each token's probability from the column of that token itself; column i of the logits guesses "
-         "token i + 1, so token n + k (counted from 0) is read from column n + k - 1.", own),
+         "token i + 1, so token n + k (counted from 0) is read from column n + k - 1.", _scored(logp, cont, n)),
         ("adds raw logits; turn each column into log-probabilities first (torch.log_softmax over the vocabulary, "
          "dim 0 for one text).", _scored(logits, cont, n - 1)),
         ("takes the softmax along the positions; a column (one position) holds the scores of every vocabulary "
-         "token: log_softmax over dim 0 for one text.", _scored(_logp(model, ids, dim=1), cont, n - 1)),
+         "token: log_softmax over dim 0 for one text.", _scored(along_positions, cont, n - 1)),
         ("scores the continuation without the prompt before it: the model must read the prompt, then the "
-         "continuation.", _scored(_logp(model, cont), cont[1:], 0) if len(cont) > 1 else math.nan),
+         "continuation.", _scored(torch.log_softmax(alone, dim=0), cont[1:], 0) if len(cont) > 1 else math.nan),
     ]
 
 
@@ -134,19 +131,18 @@ def _ranked(scores: torch.Tensor, exclude: list[int], k: int) -> list[int]:
 
 def _analogy_mistakes(W_E, a, b, c, k):
     target = W_E[:, a] - W_E[:, b] + W_E[:, c]
-    cos = (target @ W_E) / (W_E.norm(dim=0) * target.norm())
+    cos = cosines(W_E, target)
     return [
         ("ranks by the dot product, not the cosine: long columns win whatever their direction. Divide by both "
          "lengths (torch.linalg.norm, or .norm(dim=0) for every column).", _ranked(target @ W_E, [a, b, c], k)),
         ("lists a, b or c themselves: they are nearest their own sum, so the analogy leaves them out.",
          _ranked(cos, [], k)),
         ("lists the farthest tokens first: sort by cosine from the largest down (topk, or argsort(descending=True)).",
-         (-cos).masked_fill(torch.isin(torch.arange(W_E.shape[1]), torch.tensor([a, b, c])), float("-inf"))
-         .topk(k).indices.tolist()),
+         _ranked(-cos, [a, b, c], k)),
         ("computes b - a + c; king - man + woman is W_E[:, a] - W_E[:, b] + W_E[:, c] with a = king.",
-         _ranked(((W_E[:, b] - W_E[:, a] + W_E[:, c]) @ W_E) / (W_E.norm(dim=0) * target.norm()), [a, b, c], k)),
+         _ranked(cosines(W_E, W_E[:, b] - W_E[:, a] + W_E[:, c]), [a, b, c], k)),
         ("computes a + b - c; king - man + woman is W_E[:, a] - W_E[:, b] + W_E[:, c] with b = man.",
-         _ranked(((W_E[:, a] + W_E[:, b] - W_E[:, c]) @ W_E) / (W_E.norm(dim=0) * target.norm()), [a, b, c], k)),
+         _ranked(cosines(W_E, W_E[:, a] + W_E[:, b] - W_E[:, c]), [a, b, c], k)),
     ]
 
 

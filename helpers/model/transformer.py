@@ -150,9 +150,7 @@ class Transformer(nn.Module):
             x = block(x, cache)
         if self.edit_final_input is not None:  # a path-specific ablation of the direct path to the logits
             x = self.edit_final_input(x)
-        if self.ln_final is not None:
-            x = self.ln_final(x)
-        logits = self.unembed(x)  # (batch, n_vocab, n)
+        logits = self.read_out(x)  # (batch, n_vocab, n)
         if cache is not None:
             cache[names.LOGITS] = logits  # ("p" follows from them when read)
         if single:
@@ -162,6 +160,12 @@ class Transformer(nn.Module):
                     if isinstance(val, torch.Tensor) and val.shape[:1] == (1,):
                         cache[key] = val[0]
         return logits
+
+    def read_out(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits from stream states: the final LayerNorm (if the model has one) and the unembedding, applied to
+        x (..., d_model, n) column by column -> (..., n_vocab, n). What the model does to its last state, and what
+        the logit lens (``helpers.interp.lens``) does to every earlier one."""
+        return self.unembed(self.ln_final(x) if self.ln_final is not None else x)
 
     @torch.no_grad()
     def run_with_cache(self, tokens) -> tuple[torch.Tensor, Cache]:
