@@ -13,6 +13,7 @@ from helpers.interp.ablation import ablated
 from helpers.model import attention as att
 from helpers.model import checkpoint
 from helpers.model import names
+from helpers.model.hooks import hooked
 
 
 def todo(*args):
@@ -317,13 +318,9 @@ def by_hand(cache, h):
 
 
 def with_the_hook(model, ids, h, target):
-    """Another right answer: zero o^h inside the model through the attention module's edit hook."""
-    blk = model.blocks[0].attn
-    blk.edit_o_heads = lambda o: o * (torch.arange(o.shape[-3]) != h)[:, None, None]
-    try:
+    """Another right answer: zero o^h inside the model through its hook point "L0.o_heads"."""
+    with hooked(model, {names.key(0, "o_heads"): lambda o: o * (torch.arange(o.shape[-3]) != h)[:, None, None]}):
         return model.next_token_probs(ids)[target]
-    finally:
-        blk.edit_o_heads = None
 
 
 @pytest.mark.parametrize("fn", [without(by_hand), with_the_hook])
@@ -385,10 +382,9 @@ def patching(fraction=None, prob=False, added=False, head_shift=0):
 
 
 def patching_in_the_model(model, clean, corrupted, h, right, wrong):
-    """Another right answer: the clean o^h put into the corrupted run through the attention module's edit hook."""
+    """Another right answer: the clean o^h put into the corrupted run through the hook point "L0.o_heads"."""
     _, K = model.run_with_cache(clean)
     clean_o = K[names.key(0, "o_heads")][h]
-    blk = model.blocks[0].attn
 
     def diff(ids):
         logits = model(ids)[:, -1]
@@ -399,11 +395,8 @@ def patching_in_the_model(model, clean, corrupted, h, right, wrong):
         o[..., h, :, :] = clean_o
         return o
 
-    blk.edit_o_heads = put
-    try:
+    with hooked(model, {names.key(0, "o_heads"): put}):
         P = diff(corrupted)
-    finally:
-        blk.edit_o_heads = None
     return (P - diff(corrupted)) / (diff(clean) - diff(corrupted))
 
 

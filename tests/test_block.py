@@ -1,12 +1,15 @@
 """Blocks and attention-only models: the cache holds the post's activations in order."""
 
+import types
+
 import pytest
 import torch
 
 from helpers.model.block import Block
 from helpers.model.config import Config
 from helpers.model.names import key
-from helpers.model.transformer import Cache, Transformer
+from helpers.model.hooks import Cache, caching
+from helpers.model.transformer import Transformer
 from helpers.tokens import EmptyTextError, prepare_prompt
 from helpers.data import default_data
 
@@ -18,9 +21,13 @@ def test_block_adds_attention_to_the_residual_stream():
     block = Block(CFG, layer=0)
     x = torch.randn(2, 16, 5)
     cache = Cache()
-    out = block(x, cache)
+    block.hooks["resid_mid"].name = "x1"   # a model numbers its blocks' states; alone, the block is named by hand
+    points = [*block.attn.hooks.values(), block.hooks["resid_mid"]]
+    model = types.SimpleNamespace(hook_points={p.name: p for p in points})
+    with caching(model, cache):
+        out = block(x)
     torch.testing.assert_close(out, x + cache[key(0, "o")])
-    torch.testing.assert_close(cache["x0"], out)  # the block's add_resid is the first one in this cache
+    torch.testing.assert_close(cache["x1"], out)
     assert cache[key(0, "q")].shape == (2, 4, 4, 5) and cache[key(0, "A")].shape == (2, 4, 5, 5)
     torch.testing.assert_close(cache[key(0, "o_heads")].sum(1), cache[key(0, "o")])
 

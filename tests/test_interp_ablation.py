@@ -87,7 +87,7 @@ def test_the_model_is_unchanged_afterwards_even_after_an_exception():
         with ablated(model, heads=[(0, 1), (1, 3)], neurons=[(1, 7)], how="mean", reference=ids):
             assert not torch.equal(model(ids), before)
             raise RuntimeError("an error inside the block")
-    assert all(b.attn.edit_o_heads is None and b.mlp.edit_z is None for b in model.blocks)
+    assert not any(p.fns for p in model.hook_points.values())
     assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items())
     assert torch.equal(model(ids), before)
 
@@ -97,7 +97,7 @@ def test_a_bad_pair_changes_nothing():
     with pytest.raises(ValueError, match="head 4 does not exist: layer 1 has n_heads = 4"):
         with ablated(model, heads=[(0, 1), (1, 4)]):
             pass
-    assert all(b.attn.edit_o_heads is None for b in model.blocks)
+    assert not any(p.fns for p in model.hook_points.values())
 
 
 def test_bad_arguments_are_explained():

@@ -80,8 +80,7 @@ def test_patches_nest_and_the_model_is_restored_even_after_an_error():
         with patched(model, clean, [names.head(0, 0), names.neuron(0, 1), "x0", "x2"]):
             torch.testing.assert_close(model(CORRUPTED), model(CLEAN))   # x0 everywhere: the clean run
             raise RuntimeError("inside")
-    assert model.edit_x0 is None and model.blocks[0].edit_resid is None
-    assert model.blocks[0].attn.edit_o_heads is None and model.blocks[0].mlp.edit_z is None
+    assert not any(p.fns for p in model.hook_points.values())
     torch.testing.assert_close(model(CORRUPTED), before)
 
 

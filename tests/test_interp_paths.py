@@ -169,8 +169,7 @@ def test_blocks_nest_and_the_model_is_restored_even_after_an_error():
     with pytest.raises(RuntimeError, match="inside"):
         with path_ablated(model, (0, 0), "logits"):
             raise RuntimeError("inside")
-    assert model.edit_final_input is None and all(b.edit_attn_inputs is None and b.attn.edit_o_heads is None
-                                                  for b in model.blocks)
+    assert not any(p.fns for p in model.hook_points.values())
     _same(_logits(model), _final(HEAD0, HEAD1))
 
 

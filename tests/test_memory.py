@@ -76,7 +76,7 @@ def test_per_position_loss_a_few_texts_at_a_time_is_the_whole_batchs_loss(monkey
 def spy_on_batches(monkeypatch, model) -> list[int]:
     """The number of texts of every forward pass ``model`` makes from now on."""
     seen, forward = [], model.forward
-    monkeypatch.setattr(model, "forward", lambda tokens, cache=None: seen.append(len(tokens)) or forward(tokens, cache))
+    monkeypatch.setattr(model, "forward", lambda tokens: seen.append(len(tokens)) or forward(tokens))
     return seen
 
 

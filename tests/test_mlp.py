@@ -26,10 +26,13 @@ def test_shapes_and_names():
     m = model()
     assert m.W_1.shape == (32, 8) and m.b_1.shape == (32,)
     assert m.W_2.shape == (8, 32) and m.b_2.shape == (8,)
-    cache = {}
-    out = m(torch.randn(3, 8, 5), cache)
+    seen = {}
+    m.hooks["z"].fns.append(lambda t: seen.update(z=t))   # readers: they return None, the activation goes on
+    m.hooks["m"].fns.append(lambda t: seen.update(m=t))
+    out = m(torch.randn(3, 8, 5))
     assert out.shape == (3, 8, 5)
-    assert cache[key(0, "z")].shape == (3, 32, 5) and torch.equal(cache[key(0, "m")], out)
+    assert m.hooks["z"].name == key(0, "z") and m.hooks["m"].name == key(0, "m")
+    assert seen["z"].shape == (3, 32, 5) and torch.equal(seen["m"], out)
 
 
 def test_equations():

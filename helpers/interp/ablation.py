@@ -13,9 +13,9 @@ the MLP by replacing its activation z_i before m = W_2 z + b_2. Two replacements
 
 Means come from a clean run of ``reference`` (nothing ablated). Inside ``with ablated(...)`` the cache
 of ``run_with_cache`` holds the edited o_heads, o, z and m (q, k, v, S, A and r are unchanged: the
-head still computes its pattern, its output is what is replaced). Nothing is copied: the model's
-modules get an ``edit_o_heads`` / ``edit_z`` function that the ``with`` block removes again, even
-when the block raises, so the model is exactly as before afterwards.
+head still computes its pattern, its output is what is replaced). Nothing is copied: a function is attached to
+the hook points "L{layer}.o_heads" and "L{layer}.z" (``helpers.model.hooks``) and taken off again when the
+``with`` block ends, even when it raises, so the model is exactly as before afterwards.
 
     with ablated(model, heads=[(0, 2)]):                 # zero layer 0, head 2
         p = model.next_token_probs(ids)
@@ -26,12 +26,13 @@ when the block raises, so the model is exactly as before afterwards.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import torch
 
 from helpers.interp.validate import batch_of_tokens, check_head, check_neuron
 from helpers.model import names
+from helpers.model.hooks import hooked, suspended
 from helpers.model.transformer import Transformer
 
 Unit = tuple[int, int]  # (layer, head) or (layer, neuron)
@@ -79,11 +80,7 @@ def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), 
     head_units, neuron_units = _units(heads, check_head, model), _units(neurons, check_neuron, model)
     ref, _ = batch_of_tokens(model, reference)
     pos = _positions(ref.shape[-1], positions)
-    with ExitStack() as stack:  # a clean run, even when called inside another ablation
-        for block in model.blocks:
-            stack.enter_context(_edit(block.attn, "edit_o_heads", None))
-            if block.mlp is not None:
-                stack.enter_context(_edit(block.mlp, "edit_z", None))
+    with suspended(model):  # a clean run, even when called inside another ablation
         cache = model.activations(ref, [names.key(layer, "o_heads") for layer in head_units]
                                   + [names.key(layer, "z") for layer in neuron_units])
     out = {}
@@ -96,22 +93,6 @@ def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), 
         for i in idx:
             out["neuron", layer, i] = z[:, i].mean()
     return out
-
-
-@contextmanager
-def _edit(module, attr: str, fn) -> Iterator[None]:
-    """Set module.<attr> = fn (None removes any edit) and restore the old value afterwards, always."""
-    old = getattr(module, attr)
-    setattr(module, attr, fn)
-    try:
-        yield
-    finally:
-        setattr(module, attr, old)
-
-
-def _then(first, second):
-    """Apply an edit made by an enclosing ``ablated`` block first, then this one."""
-    return second if first is None else (lambda t: second(first(t)))
 
 
 def _replace_heads(idx: list[int], values: torch.Tensor):
@@ -156,16 +137,13 @@ def ablated(model: Transformer, heads: Iterable[Unit] = (), neurons: Iterable[Un
         means = mean_activations(model, reference, heads, neurons, positions)
     elif reference is not None or positions is not None:
         raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
-    d_model = model.cfg.d_model
-    with ExitStack() as stack:
-        for layer, hs in head_units.items():
-            values = (torch.stack([means["head", layer, h] for h in hs]) if how == "mean"
-                      else torch.zeros(len(hs), d_model))
-            attn = model.blocks[layer].attn
-            stack.enter_context(_edit(attn, "edit_o_heads", _then(attn.edit_o_heads, _replace_heads(hs, values))))
-        for layer, idx in neuron_units.items():
-            values = (torch.stack([means["neuron", layer, i] for i in idx]) if how == "mean"
-                      else torch.zeros(len(idx)))
-            mlp = model.blocks[layer].mlp
-            stack.enter_context(_edit(mlp, "edit_z", _then(mlp.edit_z, _replace_neurons(idx, values))))
+    edits = {}
+    for layer, hs in head_units.items():
+        values = (torch.stack([means["head", layer, h] for h in hs]) if how == "mean"
+                  else torch.zeros(len(hs), model.cfg.d_model))
+        edits[names.key(layer, "o_heads")] = _replace_heads(hs, values)
+    for layer, idx in neuron_units.items():
+        values = torch.stack([means["neuron", layer, i] for i in idx]) if how == "mean" else torch.zeros(len(idx))
+        edits[names.key(layer, "z")] = _replace_neurons(idx, values)
+    with hooked(model, edits):
         yield model

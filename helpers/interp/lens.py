@@ -25,8 +25,8 @@ def logit_lens(model: Transformer, tokens, position: int = -1) -> torch.Tensor:
     model's own prediction."""
     t, single = batch_of_tokens(model, tokens)
     pos = check_position(t.shape[-1], position)
-    _, cache = model.run_with_cache(t)
-    states = torch.stack([cache[k][..., pos] for k in cache.resid_names], dim=1)   # (batch, states, d_model)
+    cache = model.activations(t, model.resid_names())                              # the stream's states only
+    states = torch.stack([cache[k][..., pos] for k in model.resid_names()], dim=1)  # (batch, states, d_model)
     x = states.mT                     # (batch, d_model, states): LayerNorm normalises each column, each state alone
     p = softmax(model.read_out(x), dim=-2).mT                                     # (batch, states, n_vocab)
     return p[0] if single else p
@@ -41,8 +41,8 @@ def lens_loss(model: Transformer, tokens) -> torch.Tensor:
     t, _ = batch_of_tokens(model, tokens)
     if t.shape[-1] < 2:
         raise ValueError("the lens loss needs at least 2 tokens: each position is scored on the token after it")
-    _, cache = model.run_with_cache(t)
-    states = torch.stack([cache[k][..., :-1] for k in cache.resid_names], dim=1)   # (batch, states, d_model, n - 1)
+    cache = model.activations(t, model.resid_names())                                 # the stream's states only
+    states = torch.stack([cache[k][..., :-1] for k in model.resid_names()], dim=1)   # (batch, states, d_model, n - 1)
     logp = torch.log_softmax(model.read_out(states).double(), dim=-2)             # (batch, states, n_vocab, n - 1)
     target = t[:, None, None, 1:].expand(-1, logp.shape[1], 1, -1)                 # t_(j+1) for column j
     return -logp.gather(-2, target).squeeze(-2).mean(dim=(0, 2))

@@ -32,15 +32,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import torch
 
-from helpers.interp.ablation import _edit, _then
 from helpers.interp.validate import batch_of_tokens, check_head, check_model, check_neuron, check_position, \
     check_token_id
 from helpers.model import names
-from helpers.model.transformer import Cache, Transformer
+from helpers.model.hooks import Cache, hooked
+from helpers.model.transformer import Transformer
 
 Metric = Callable[[torch.Tensor], float]   # logits (n_vocab, n) or (batch, n_vocab, n) -> one number
 
@@ -59,7 +59,7 @@ def parse(model: Transformer, name: str) -> tuple[str, int, int]:
     if m := re.fullmatch(r"L(\d+)\.n(\d+)", name):
         return ("neuron", *check_neuron(model, int(m[1]), int(m[2])))
     if names.is_resid(name):
-        i, last = names.resid_index(name), len(resid_places(model)) - 1
+        i, last = names.resid_index(name), len(model.resid_names()) - 1
         if i > last:
             raise ValueError(f"this model's residual stream has states x0 ... x{last}, not {name}: x0 is the "
                              f"embedding and every attention layer and MLP adds one")
@@ -69,7 +69,7 @@ def parse(model: Transformer, name: str) -> tuple[str, int, int]:
 
 def resid_places(model: Transformer) -> list[tuple[int, str]]:
     """Where each residual-stream state x0, x1, ... is written: (-1, "embed") for x0, then (block, "attn") and
-    (block, "mlp") in order, as ``Cache.add_resid`` numbers them."""
+    (block, "mlp") in order, as the model numbers them."""
     places = [(-1, "embed")]
     for layer, block in enumerate(model.blocks):
         places.append((layer, "attn"))
@@ -132,41 +132,23 @@ def patched(model: Transformer, source: Cache, what: str | Sequence[str],
         raise TypeError("source must be the cache of a clean run: `_, clean_cache = model.run_with_cache(clean)`")
     n = source[names.TOKENS].shape[-1]
     pos = _positions(n, positions)
-    units = [parse(model, w) for w in what]
-    places = resid_places(model)
-    with ExitStack() as stack:
-        heads: dict[int, list[int]] = {}
-        neurons: dict[int, list[int]] = {}
-        for kind, a, b in units:
-            if kind == "head":
-                heads.setdefault(a, []).append(b)
-            elif kind == "neuron":
-                neurons.setdefault(a, []).append(b)
-        for layer, hs in heads.items():       # o_heads (batch, n_heads, d_model, n)
-            attn = model.blocks[layer].attn
-            edit = _copy(source, names.key(layer, "o_heads"), pos, hs)
-            stack.enter_context(_edit(attn, "edit_o_heads", _then(attn.edit_o_heads, edit)))
-        for layer, js in neurons.items():     # z (batch, d_mlp, n)
-            mlp = model.blocks[layer].mlp
-            edit = _copy(source, names.key(layer, "z"), pos, js)
-            stack.enter_context(_edit(mlp, "edit_z", _then(mlp.edit_z, edit)))
-        by_block: dict[int, dict[str, Callable]] = {}
-        for kind, i, _ in units:              # x_i (batch, d_model, n)
-            if kind != "resid":
-                continue
-            layer, after = places[i]
-            edit = _copy(source, names.resid(i), pos)
-            if layer < 0:
-                stack.enter_context(_edit(model, "edit_x0", _then(model.edit_x0, edit)))
-            else:
-                by_block.setdefault(layer, {})[after] = edit
-        for layer, edits in by_block.items():
-            block = model.blocks[layer]
-
-            def at(x, after, edits=edits, before=block.edit_resid):
-                x = before(x, after) if before is not None else x
-                return edits[after](x) if after in edits else x
-            stack.enter_context(_edit(block, "edit_resid", at))
+    edits: dict[str, Callable] = {}
+    heads: dict[int, list[int]] = {}
+    neurons: dict[int, list[int]] = {}
+    for kind, a, b in (parse(model, w) for w in what):
+        if kind == "head":
+            heads.setdefault(a, []).append(b)
+        elif kind == "neuron":
+            neurons.setdefault(a, []).append(b)
+        else:
+            edits[names.resid(a)] = _copy(source, names.resid(a), pos)              # x_i (batch, d_model, n)
+    for layer, hs in heads.items():
+        key = names.key(layer, "o_heads")                                            # (batch, n_heads, d_model, n)
+        edits[key] = _copy(source, key, pos, hs)
+    for layer, js in neurons.items():
+        key = names.key(layer, "z")                                                  # (batch, d_mlp, n)
+        edits[key] = _copy(source, key, pos, js)
+    with hooked(model, edits):
         yield model
 
 
@@ -226,4 +208,4 @@ def patch_resid(model: Transformer, clean, corrupted, metric: Metric) -> torch.T
     restored, row i = x_i, column p = position p. The picture of "where the difference travels": at x0 only
     the positions where the inputs differ matter; by the last state only the position the metric reads."""
     fraction, n = _fractions(model, clean, corrupted, metric)
-    return torch.tensor([[fraction(names.resid(i), [p]) for p in range(n)] for i in range(len(resid_places(model)))])
+    return torch.tensor([[fraction(name, [p]) for p in range(n)] for name in model.resid_names()])

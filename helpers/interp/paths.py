@@ -29,12 +29,14 @@ reader (each computed from its own stream); o^h itself, and everything the head 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import torch
 
-from helpers.interp.ablation import _edit, _then, mean_activations
+from helpers.interp.ablation import mean_activations
 from helpers.interp.validate import _whole, check_head, check_layer
+from helpers.model import names
+from helpers.model.hooks import hooked
 from helpers.model.transformer import Transformer
 
 READS = ("q", "k", "v")  # what a later head computes from the stream
@@ -87,30 +89,20 @@ def parse_paths(model: Transformer, heads: list[tuple[int, int]], to) -> list[tu
     return out
 
 
-def _with_head_axis(t: torch.Tensor, x: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """A stream (batch, d_model, n) -> one copy per head (batch, n_heads, d_model, n); per-head already: as is."""
-    return t.unsqueeze(-3).expand(*x.shape[:-2], n_heads, *x.shape[-2:]).clone() if t.dim() == x.dim() else t
-
-
-def _edit_inputs(paths: list[tuple], delta, n_heads: int):
-    """The block edit x -> (x_q, x_k, x_v) for this layer's q/k/v paths.
+def _read_edit(delta, reader: int | None, n_heads: int):
+    """The edit of one reader's stream x_q, x_k or x_v, (batch, d_model, n) or one per head (batch, n_heads, d_model,
+    n): delta() added for every head (reader None), or for head ``reader`` alone (the stream gets a head axis).
 
     delta() is the replacement minus o^h, (batch, d_model, n), of the current forward pass."""
-    def edit(streams):
-        def inputs(x: torch.Tensor):
-            x_q, x_k, x_v = streams(x) if streams is not None else (x, x, x)
-            out = {"q": x_q, "k": x_k, "v": x_v}
-            d = delta()
-            for kind, _, reader in paths:
-                t = out[kind]
-                if reader is None:
-                    out[kind] = t + (d if t.dim() == d.dim() else d.unsqueeze(-3))
-                else:
-                    t = _with_head_axis(t, x, n_heads)
-                    t[..., reader, :, :] += d
-                    out[kind] = t
-            return out["q"], out["k"], out["v"]
-        return inputs
+    def edit(t: torch.Tensor) -> torch.Tensor:
+        d = delta()
+        if reader is None:
+            return t + (d if t.dim() == d.dim() else d.unsqueeze(-3))
+        if t.dim() == d.dim():  # one stream for every head -> one copy per head
+            t = t.unsqueeze(-3).expand(*t.shape[:-2], n_heads, *t.shape[-2:])
+        t = t.clone()
+        t[..., reader, :, :] += d
+        return t
     return edit
 
 
@@ -158,20 +150,17 @@ def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=Non
     def delta() -> torch.Tensor:  # (batch, d_model, n): what the path reads instead of sum_h o^h, minus sum_h o^h
         return sum(replacement[w].to(seen[w].dtype)[:, None] - seen[w] for w in writers)
 
-    with ExitStack() as stack:
-        for layer in sorted({w[0] for w in writers}):
-            source = model.blocks[layer].attn
-            hs = [h for (l_, h) in writers if l_ == layer]
-            stack.enter_context(_edit(source, "edit_o_heads", _then(source.edit_o_heads, capture(layer, hs))))
-        for layer in sorted({p[1] for p in paths if p[0] in READS}):
-            block = model.blocks[layer]
-            mine = [p for p in paths if p[0] in READS and p[1] == layer]
-            stack.enter_context(_edit(block, "edit_attn_inputs",
-                                      _edit_inputs(mine, delta, model.cfg.n_heads)(block.edit_attn_inputs)))
-        for layer in sorted({p[1] for p in paths if p[0] == "mlp"}):
-            block = model.blocks[layer]
-            stack.enter_context(_edit(block, "edit_mlp_input",
-                                      _then(block.edit_mlp_input, lambda x: x + delta())))
-        if ("logits",) in paths:
-            stack.enter_context(_edit(model, "edit_final_input", _then(model.edit_final_input, lambda x: x + delta())))
+    edits: dict[str, list] = {}
+    for layer in sorted({w[0] for w in writers}):
+        hs = [h for (l_, h) in writers if l_ == layer]
+        edits.setdefault(names.key(layer, "o_heads"), []).append(capture(layer, hs))
+    for path in paths:
+        if path[0] in READS:
+            kind, layer, reader = path
+            edits.setdefault(names.read(layer, "x_" + kind), []).append(_read_edit(delta, reader, model.cfg.n_heads))
+        elif path[0] == "mlp":
+            edits.setdefault(names.read(path[1], "x_mlp"), []).append(lambda x: x + delta())
+        else:
+            edits.setdefault(names.FINAL, []).append(lambda x: x + delta())
+    with hooked(model, edits):
         yield model

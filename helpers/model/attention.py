@@ -26,13 +26,16 @@ is what ``torch.nn.functional.scaled_dot_product_attention`` expects. ``Attentio
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from helpers.model import names
 from helpers.model.config import Config
+from helpers.model.hooks import HookPoint
+from helpers.model.project import project
 from helpers.softmax import softmax
 
 
@@ -77,6 +80,11 @@ def causal_mask(n: int, device=None) -> torch.Tensor:
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(1)
 
 
+def masked(S: torch.Tensor) -> torch.Tensor:
+    """S with -inf above the diagonal, where key j comes after query i: the one place the causal mask is applied."""
+    return S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
+
+
 def softmax_star(S: torch.Tensor, mask: bool = True) -> torch.Tensor:
     """The post's softmax*: put -inf above the diagonal, then softmax each row.
 
@@ -85,9 +93,7 @@ def softmax_star(S: torch.Tensor, mask: bool = True) -> torch.Tensor:
     """
     if S.shape[-1] != S.shape[-2]:
         raise ValueError(f"scores must be square (..., n, n) to be causally masked, got {tuple(S.shape)}")
-    if mask:
-        S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
-    return softmax(S, dim=-1)
+    return softmax(masked(S) if mask else S, dim=-1)
 
 
 # --------------------------------------------------------------------------- first tour: one query
@@ -135,9 +141,14 @@ class AttentionOut:
     o: torch.Tensor  # (d_model, n)  sum over heads
 
 
+def _as_is(name: str, t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
 def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
               inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
-              biases: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> AttentionOut:
+              biases: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+              hook: Callable[[str, torch.Tensor], torch.Tensor] = _as_is) -> AttentionOut:
     """Multi-head attention in the post's matrix form. x: (d_model, n) or (batch, d_model, n).
 
     One head may be given without the head dimension; it is added (n_heads = 1).
@@ -149,27 +160,28 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
     in ``o`` but not in ``o_heads``. Two of them fold away exactly: b_K adds q_i . b_K to every score of row i,
     which the softmax ignores; b_V adds W_O^h b_V^h to o^h at every position (the weights of a row sum to 1),
     a constant that could live in b_O (both asserted in tests/test_gpt2.py).
+    hook: hook(name, activation) -> activation, called on q, k, v, S, A, r, o_heads and o as each is computed (the
+    ``Attention`` module passes its hook points, ``helpers.model.hooks``); each later step uses what it returns.
     """
     if W_Q.dim() == 2:
         W_Q, W_K, W_V, W_O = W_Q[None], W_K[None], W_V[None], W_O[None]
     d_head, d_model = check_weights(W_Q, W_K, W_V, W_O)
     check_stream(x, d_model)
-    x = x.unsqueeze(-3)  # (..., 1, d_model, n): broadcasts over the heads
     if inputs is None:
-        x_q = x_k = x_v = x
-    else:
-        x_q, x_k, x_v = (t if t.dim() == x.dim() else t.unsqueeze(-3) for t in inputs)  # (..., n_heads | 1, d_model, n)
-    q, k, v = W_Q @ x_q, W_K @ x_k, W_V @ x_v  # (..., n_heads, d_head, n)
-    if biases is not None:
-        b_Q, b_K, b_V, _ = biases
-        q, k, v = q + b_Q[..., None], k + b_K[..., None], v + b_V[..., None]  # one bias column per head
+        q, k, v = project(W_Q, x), project(W_K, x), project(W_V, x)  # W_Q x, ...: (..., n_heads, d_head, n)
+    else:  # each read from its own stream, (..., d_model, n) or one per head (..., n_heads, d_model, n)
+        q, k, v = (W @ (t if t.dim() > x.dim() else t.unsqueeze(-3)) for W, t in zip((W_Q, W_K, W_V), inputs))
+    b_Q, b_K, b_V, b_O = biases if biases is not None else (None,) * 4
+    q = hook("q", q if b_Q is None else q + b_Q[..., None])  # (..., n_heads, d_head, n)
+    k = hook("k", k if b_K is None else k + b_K[..., None])  # (one bias column per head)
+    v = hook("v", v if b_V is None else v + b_V[..., None])
     S = q.mT @ k / math.sqrt(d_head)  # (..., n_heads, n, n)
-    if mask:
-        S = S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
-    A = softmax(S, dim=-1)  # softmax* (the mask is already in S)
-    r = v @ A.mT  # (..., n_heads, d_head, n)
-    o_heads = W_O @ r  # (..., n_heads, d_model, n)
-    return AttentionOut(q, k, v, S, A, r, o_heads, sum_heads(o_heads, None if biases is None else biases[3]))
+    S = hook("S", masked(S) if mask else S)  # -inf where key j > query i: the cache shows softmax*'s input
+    A = hook("A", softmax(S, dim=-1))  # softmax* (the mask is already in S); rows sum to 1
+    r = hook("r", v @ A.mT)  # (..., n_heads, d_head, n)
+    o_heads = hook("o_heads", W_O @ r)  # (..., n_heads, d_model, n)
+    o = hook("o", sum_heads(o_heads, b_O))  # (..., d_model, n)
+    return AttentionOut(q, k, v, S, A, r, o_heads, o)
 
 
 def sum_heads(o_heads: torch.Tensor, b_O: torch.Tensor | None = None) -> torch.Tensor:
@@ -221,9 +233,7 @@ class Attention(nn.Module):
             self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(H, d)) for _ in range(3))
             self.b_O = nn.Parameter(torch.zeros(D))
         self.masked = cfg.masked
-        # None, or a function o_heads -> o_heads applied before the heads are summed: how
-        # helpers.interp.ablation switches a head off (set and restored only by its context manager)
-        self.edit_o_heads = None
+        self.hooks = {name: HookPoint(names.key(layer, name)) for name in names.ATTENTION}  # q, k, ..., o
 
     @property
     def biases(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None:
@@ -234,17 +244,11 @@ class Attention(nn.Module):
     def b_O_or_none(self) -> torch.Tensor | None:
         return getattr(self, "b_O", None)
 
-    def forward(self, x: torch.Tensor, cache: dict | None = None, inputs: tuple | None = None) -> torch.Tensor:
-        """inputs: separate streams for the queries, keys and values (see ``attention``); None: all read x."""
-        out = attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs,
-                        biases=self.biases)
-        if self.edit_o_heads is not None:
-            o_heads = self.edit_o_heads(out.o_heads)  # (..., n_heads, d_model, n)
-            out = replace(out, o_heads=o_heads, o=sum_heads(o_heads, self.b_O_or_none))  # sum_h o^h (+ b_O), edited
-        if cache is not None:
-            for name in names.ATTENTION:
-                cache[names.key(self.layer, name)] = getattr(out, name)
-        return out.o
+    def forward(self, x: torch.Tensor, inputs: tuple | None = None) -> torch.Tensor:
+        """o = sum_h W_O^h r^h for x (batch, d_model, n); inputs: separate streams for the queries, keys and values
+        (see ``attention``), None: all read x. Every activation passes its hook point."""
+        return attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs,
+                         biases=self.biases, hook=lambda name, t: self.hooks[name](t)).o
 
 
 # --------------------------------------------------------------------------- describing patterns

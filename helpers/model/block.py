@@ -3,10 +3,10 @@
     x_mid = x + sum_h o^h(LN(x))          attention, added to the residual stream
     x_out = x_mid + m(LN(x_mid))          MLP (only when d_mlp > 0), added again
 
-LayerNorm (when ``cfg.layernorm``) is applied to the *input* of attention and of the MLP, as in
-GPT-2 ("pre-LN"). After each residual add the block calls ``cache.add_resid(x)``, so a cache holds
-x1, x2, ... in order; attention activations are stored as "L{layer}.q", ".k", ".v", ".S", ".A",
-".r", ".o" (and ".o_heads", each head's own output).
+LayerNorm (when ``cfg.layernorm``) is applied to the *input* of attention and of the MLP, as in GPT-2 ("pre-LN").
+x_mid and x_out are the residual-stream states x1, x2, ... (numbered by the model, ``helpers.model.names``); the
+stream each reader sees (queries, keys, values, the MLP) passes a hook point of its own, the identity unless a
+path-specific ablation edits it (``helpers.model.hooks``).
 """
 
 from __future__ import annotations
@@ -14,56 +14,38 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from helpers.model import names
 from helpers.model.attention import Attention
 from helpers.model.config import Config
+from helpers.model.hooks import HookPoint
+from helpers.model.layernorm import LayerNorm
+from helpers.model.mlp import MLP
 
 
 class Block(nn.Module):
-    """forward(x (batch, d_model, n), cache=None) -> x (batch, d_model, n)."""
+    """forward(x (batch, d_model, n)) -> x (batch, d_model, n)."""
 
     def __init__(self, cfg: Config, layer: int = 0):
         super().__init__()
         self.layer = layer
-        self.ln_attn = self.ln_mlp = self.mlp = None
-        if cfg.layernorm:
-            from helpers.model.layernorm import LayerNorm  # the LayerNorm notebook's part
-
-            self.ln_attn = LayerNorm(cfg.d_model)
+        self.ln_attn = LayerNorm(cfg.d_model) if cfg.layernorm else None
         self.attn = Attention(cfg, layer)
-        # None, or functions set (and restored) only by helpers.interp.paths' context manager, for path-specific
-        # ablation: edit_attn_inputs(x) -> (x_q, x_k, x_v), the streams this block's queries, keys and values read
-        # (each (batch, d_model, n), or (batch, n_heads, d_model, n) for one per head), and edit_mlp_input(x) -> x,
-        # the stream its MLP reads. Both act on the residual stream before the LayerNorm.
-        self.edit_attn_inputs = None
-        self.edit_mlp_input = None
-        # None, or a function (x, after) -> x set (and restored) only by helpers.interp.patching: the residual
-        # stream right after this block's attention (after="attn") or MLP (after="mlp") add, replaced in part
-        self.edit_resid = None
-        if cfg.d_mlp > 0:
-            from helpers.model.mlp import MLP  # the MLP notebook's part
+        self.mlp = MLP(cfg, layer) if cfg.d_mlp > 0 else None
+        self.ln_mlp = LayerNorm(cfg.d_model) if cfg.layernorm and self.mlp is not None else None
+        # the stream as each reader sees it, and the two states this block writes (named by the model: x1, x2, ...)
+        self.hooks = {name: HookPoint(names.read(layer, name), cached=False) for name in names.READS}
+        self.hooks["resid_mid"] = HookPoint("")
+        self.hooks["resid_post"] = HookPoint("")
 
-            self.mlp = MLP(cfg, layer)
-            if cfg.layernorm:
-                from helpers.model.layernorm import LayerNorm
-
-                self.ln_mlp = LayerNorm(cfg.d_model)
-
-    def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
-        ln_attn = self.ln_attn if self.ln_attn is not None else (lambda t: t)
-        inputs = None
-        if self.edit_attn_inputs is not None:  # a path-specific ablation: q, k, v read edited streams
-            inputs = tuple(ln_attn(t) for t in self.edit_attn_inputs(x))
-        x = x + self.attn(ln_attn(x), cache, inputs=inputs)  # x_{l+1} = x_l + sum_h o^h
-        if self.edit_resid is not None:  # activation patching of the stream itself
-            x = self.edit_resid(x, "attn")
-        if cache is not None:
-            cache.add_resid(x)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q_in, k_in, v_in = (self.hooks[r](x) for r in ("x_q", "x_k", "x_v"))  # each is x unless a path is edited
+        h = _ln(self.ln_attn, x)
+        reads = tuple(h if t is x else _ln(self.ln_attn, t) for t in (q_in, k_in, v_in))
+        x = self.hooks["resid_mid"](x + self.attn(h, None if all(t is h for t in reads) else reads))  # x + sum_h o^h
         if self.mlp is not None:
-            read = self.edit_mlp_input(x) if self.edit_mlp_input is not None else x
-            h = self.ln_mlp(read) if self.ln_mlp is not None else read
-            x = x + self.mlp(h, cache)  # x_{l+2} = x_{l+1} + m
-            if self.edit_resid is not None:
-                x = self.edit_resid(x, "mlp")
-            if cache is not None:
-                cache.add_resid(x)
+            x = self.hooks["resid_post"](x + self.mlp(_ln(self.ln_mlp, self.hooks["x_mlp"](x))))  # x_mid + m
         return x
+
+
+def _ln(norm: LayerNorm | None, x: torch.Tensor) -> torch.Tensor:
+    return x if norm is None else norm(x)

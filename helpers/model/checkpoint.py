@@ -39,7 +39,7 @@ class CheckpointError(ValueError):
 def regenerate_hint(path: str | Path) -> str:
     """The command that writes ``path`` again (the registry of tools/train_models.py names models by file stem)."""
     path = Path(path)
-    hint = f"Regenerate it with `.venv/bin/python tools/train_models.py {path.stem}`"
+    hint = f"Regenerate it with `.venv/bin/python -m tools.train_models {path.stem}`"
     if path.resolve().parent != checkpoints_dir():
         hint += (f" if '{path.stem}' is a model of that script's registry (`--list` shows them), "
                  "or save it again from the model that wrote it")
@@ -206,5 +206,5 @@ def load_named(name: str) -> tuple[Transformer, dict[str, str]]:
     path = named_path(name)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint '{name}' at {path}. Train it with "
-                                f"`.venv/bin/python tools/train_models.py {name}` (GT_THREADS=1 on a shared machine).")
+                                f"`.venv/bin/python -m tools.train_models {name}` (GT_THREADS=1 on a shared machine).")
     return load(path), metadata(path)

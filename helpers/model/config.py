@@ -53,4 +53,4 @@ class Config:
         return d
 
 
-GPT2_OPTIONS = ("attn_biases", "tied_unembed")  # added for GPT-2 (helpers/gpt2.py); False: the post's model
+GPT2_OPTIONS = ("attn_biases", "tied_unembed")  # added for GPT-2 (helpers/gpt2/); False: the post's model

@@ -39,22 +39,11 @@ class PosEmbed(nn.Module):
 
 
 class Unembed(nn.Module):
-    """logits = W_U x: residual stream (batch, d_model, n) -> logits (batch, n_vocab, n).
+    """logits = W_U x: residual stream (batch, d_model, n) -> logits (batch, n_vocab, n)."""
 
-    tied_to: the model's Embed when ``cfg.tied_unembed`` (GPT-2): then W_U = W_E^T is a view of the one stored
-    matrix, not a parameter of its own (the model counts n_vocab d_model fewer parameters)."""
-
-    def __init__(self, cfg: Config, tied_to: Embed | None = None):
+    def __init__(self, cfg: Config):
         super().__init__()
-        if tied_to is None:
-            self.W_U = nn.Parameter(torch.randn(cfg.n_vocab, cfg.d_model) * cfg.init_std)
-        else:
-            object.__setattr__(self, "_embed", tied_to)  # a plain reference: W_E stays in the embedding's state only
-
-    def __getattr__(self, name: str):
-        if name == "W_U" and "_embed" in self.__dict__:
-            return self.__dict__["_embed"].W_E.T  # (n_vocab, d_model): a view, no copy
-        return super().__getattr__(name)
+        self.W_U = nn.Parameter(torch.randn(cfg.n_vocab, cfg.d_model) * cfg.init_std)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() == 2:
@@ -63,3 +52,17 @@ class Unembed(nn.Module):
         # copies it into (batch, n_vocab, n) order, which briefly doubles the largest tensor of the model
         # (200 texts of 32 tokens: 51 MB). Its transposed view has the same numbers without the copy.
         return (x.mT @ self.W_U.mT).mT  # (batch, n, n_vocab) -> (batch, n_vocab, n)
+
+
+class TiedUnembed(Unembed):
+    """GPT-2's unembedding: W_U = W_E^T, the embedding's matrix read the other way. It stores no weight of its own:
+    W_U is a view of W_E, so the model has one matrix (n_vocab d_model fewer parameters) and a checkpoint holds it
+    once, as the embedding's."""
+
+    def __init__(self, embed: Embed):
+        nn.Module.__init__(self)
+        self.tied_to = (embed,)  # held in a tuple, not as a submodule: W_E belongs to the embedding alone
+
+    @property
+    def W_U(self) -> torch.Tensor:
+        return self.tied_to[0].W_E.T  # (n_vocab, d_model): a view, no copy

@@ -13,12 +13,15 @@ standard normal CDF) instead of ReLU(x) = max(x, 0); ``Config.activation`` picks
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from helpers.model import names
 from helpers.model.config import Config
+from helpers.model.hooks import HookPoint
+from helpers.model.project import project
 
 
 def relu(x: torch.Tensor) -> torch.Tensor:
@@ -47,11 +50,18 @@ def activation(name: str):
     return ACTIVATIONS[name]
 
 
+def _as_is(name: str, t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
 def mlp(x: torch.Tensor, W_1: torch.Tensor, b_1: torch.Tensor, W_2: torch.Tensor, b_2: torch.Tensor,
-        act: str = "relu") -> tuple[torch.Tensor, torch.Tensor]:
+        act: str = "relu",
+        hook: Callable[[str, torch.Tensor], torch.Tensor] = _as_is) -> tuple[torch.Tensor, torch.Tensor]:
     """The post's equations as a pure function: returns (z, m).
 
     x: (d_model, n) or (batch, d_model, n) -> z: (..., d_mlp, n), m: (..., d_model, n).
+    hook: hook(name, activation) -> activation, called on z and on m as each is computed (the ``MLP`` module passes
+    its hook points, ``helpers.model.hooks``): m is computed from what the hook returns for z.
     """
     d_mlp, d_model = W_1.shape
     if tuple(W_2.shape) != (d_model, d_mlp):
@@ -63,13 +73,13 @@ def mlp(x: torch.Tensor, W_1: torch.Tensor, b_1: torch.Tensor, W_2: torch.Tensor
     if x.dim() < 2 or x.shape[-2] != d_model:
         raise ValueError(f"the MLP expects x of shape (d_model, n) = ({d_model}, n) (or with a batch in front), "
                          f"got {tuple(x.shape)} — a sequence is one column per position")
-    z = activation(act)(W_1 @ x + b_1[:, None])  # (..., d_mlp, n)
-    m = W_2 @ z + b_2[:, None]  # (..., d_model, n)
+    z = hook("z", activation(act)(project(W_1, x) + b_1[:, None]))  # W_1 x + b_1: (..., d_mlp, n)
+    m = hook("m", project(W_2, z) + b_2[:, None])  # W_2 z + b_2: (..., d_model, n)
     return z, m
 
 
 class MLP(nn.Module):
-    """x (batch, d_model, n) -> m (batch, d_model, n); caches "L{layer}.z" and "L{layer}.m"."""
+    """x (batch, d_model, n) -> m (batch, d_model, n); z and m pass the hook points "L{layer}.z" and "L{layer}.m"."""
 
     def __init__(self, cfg: Config, layer: int = 0):
         super().__init__()
@@ -82,19 +92,10 @@ class MLP(nn.Module):
         self.b_1 = nn.Parameter(torch.zeros(cfg.d_mlp))
         self.W_2 = nn.Parameter(torch.randn(cfg.d_model, cfg.d_mlp) * cfg.init_std)
         self.b_2 = nn.Parameter(torch.zeros(cfg.d_model))
-        # None, or a function z -> z applied to the hidden activations before W_2: how
-        # helpers.interp.ablation switches neurons off (set and restored only by its context manager)
-        self.edit_z = None
+        self.hooks = {name: HookPoint(names.key(layer, name)) for name in names.MLP}  # z, m
 
-    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        z, m = mlp(x, self.W_1, self.b_1, self.W_2, self.b_2, self.act)
-        if self.edit_z is not None:
-            z = self.edit_z(z)  # (..., d_mlp, n)
-            m = self.W_2 @ z + self.b_2[:, None]  # m = W_2 z + b_2 with the edited z
-        if cache is not None:
-            cache[names.key(self.layer, "z")] = z
-            cache[names.key(self.layer, "m")] = m
-        return m
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return mlp(x, self.W_1, self.b_1, self.W_2, self.b_2, self.act, hook=lambda name, t: self.hooks[name](t))[1]
 
     def extra_repr(self) -> str:
         return f"d_model={self.cfg.d_model}, d_mlp={self.cfg.d_mlp}, activation={self.act}"

@@ -9,6 +9,10 @@ The post names every activation (its activation tables); the cache uses the same
     "L{layer}.{name}"     inside block ``layer``: attention q, k, v, S, A, r, o_heads, o; MLP z, m
     "logits", "p"         the unembedding's output and its softmax
 
+Hook points that are not cached (``helpers.model.hooks``): the residual stream as one reader sees it, before its
+LayerNorm, "L{layer}.x_q", ".x_k", ".x_v" (that layer's queries, keys, values), "L{layer}.x_mlp" (its MLP), and
+"x_final" (the final LayerNorm and unembedding). Each equals the stream unless a path-specific ablation edits it.
+
 Heads and MLP neurons are named the same way when a result lists them (attribution terms, tables):
 "L0.h2" is layer 0's head 2, "L1.n17" hidden neuron 17 of layer 1's MLP.
 
@@ -21,6 +25,8 @@ from __future__ import annotations
 ATTENTION = ("q", "k", "v", "S", "A", "r", "o_heads", "o")  # stored by every attention layer
 MLP = ("z", "m")  # stored by every MLP
 TOKENS, LOGITS, PROBS = "t", "logits", "p"
+READS = ("x_q", "x_k", "x_v", "x_mlp")  # the stream as a block's queries, keys, values and MLP read it
+FINAL = "x_final"  # the stream as the final LayerNorm and the unembedding read it
 
 
 def key(layer: int, name: str) -> str:
@@ -31,6 +37,13 @@ def key(layer: int, name: str) -> str:
         raise ValueError(f"no activation called {name!r} inside a block; attention stores {', '.join(ATTENTION)} "
                          f"and the MLP {', '.join(MLP)}")
     return f"L{layer}.{name}"
+
+
+def read(layer: int, name: str) -> str:
+    """The hook point of the stream that reader ``name`` of block ``layer`` sees: read(1, "x_k") == "L1.x_k"."""
+    if name not in READS:
+        raise ValueError(f"no reader called {name!r} inside a block; the readers are {', '.join(READS)}")
+    return f"L{_index(layer, 'layer')}.{name}"
 
 
 def _index(i, what: str) -> int:

@@ -5,15 +5,15 @@
     logits = W_U x_last ,  p = softmax(logits)               (unembedding)
 
 With ``n_layers = 0`` this is the post's zero-layer Transformer, T(t) = softmax(W_U (W_E t_n + W_pos)).
-Blocks live in ``helpers.model.block``. ``run_with_cache`` returns every activation under the post's
-name (``helpers.model.names``): "x0", "x1", ... for the residual stream in order, "L0.q", "L0.A", ...
-inside block 0, "logits" and "p" at the end; ``activations`` returns only the ones asked for, running a
-big batch a few texts at a time.
+Blocks live in ``helpers.model.block``. Every activation passes a named hook point (``helpers.model.hooks``):
+``run_with_cache`` returns them all under the post's names (``helpers.model.names``): "x0", "x1", ... for the
+residual stream in order, "L0.q", "L0.A", ... inside block 0, "logits" and "p" at the end; ``activations`` returns
+only the ones asked for, running a big batch a few texts at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import torch
@@ -21,67 +21,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.model import names
+from helpers.model.block import Block
 from helpers.model.config import Config
-from helpers.model.embed import Embed, PosEmbed, Unembed
+from helpers.model.embed import Embed, PosEmbed, TiedUnembed, Unembed
+from helpers.model.hooks import Cache, HookPoint, cached_names, caching
+from helpers.model.layernorm import LayerNorm
 from helpers.softmax import softmax
 
+__all__ = ["Cache", "Transformer", "mask_switched"]
 
 TEXTS_PER_PASS = 16  # texts per forward pass where a big batch is run in pieces (memory; see activations)
-
-
-class Cache(dict):
-    """Activations by name. Residual-stream states are numbered in the order they are written:
-    x0 (embedding), then x1, x2, ... after every residual add.
-
-    "p" = softmax("logits") over the vocabulary is listed with the rest but computed the first time it
-    is read, then kept: most readers want a few activations of a big batch, and p is as large as the
-    logits (200 texts x 32 tokens x 2,000 words = 51 MB)."""
-
-    def add_resid(self, x: torch.Tensor) -> None:
-        self[names.resid(sum(1 for k in dict.__iter__(self) if names.is_resid(k)))] = x
-
-    def _p_pending(self) -> bool:
-        """True while "p" is due (the logits are in) but not computed yet."""
-        return dict.__contains__(self, names.LOGITS) and not dict.__contains__(self, names.PROBS)
-
-    def __setitem__(self, key: str, value) -> None:
-        if key == names.LOGITS:
-            dict.pop(self, names.PROBS, None)  # new logits: p is due again
-        dict.__setitem__(self, key, value)
-
-    def __missing__(self, key: str) -> torch.Tensor:
-        if key == names.PROBS and self._p_pending():
-            p = softmax(dict.__getitem__(self, names.LOGITS), dim=-2)  # (..., n_vocab, n)
-            dict.__setitem__(self, names.PROBS, p)
-            return p
-        raise KeyError(key)
-
-    def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or (key == names.PROBS and self._p_pending())
-
-    def __iter__(self) -> Iterator[str]:
-        yield from dict.__iter__(self)
-        if self._p_pending():
-            yield names.PROBS
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + self._p_pending()
-
-    def keys(self) -> KeysView:
-        return KeysView(self)
-
-    def items(self) -> ItemsView:
-        return ItemsView(self)
-
-    def values(self) -> ValuesView:
-        return ValuesView(self)
-
-    def get(self, key, default=None):
-        return self[key] if key in self else default
-
-    @property
-    def resid_names(self) -> list[str]:
-        return sorted((k for k in self if names.is_resid(k)), key=names.resid_index)
 
 
 class Transformer(nn.Module):
@@ -92,25 +41,36 @@ class Transformer(nn.Module):
         self.cfg = cfg
         self.embed = Embed(cfg)
         self.pos_embed = PosEmbed(cfg) if cfg.positional else None
-        if cfg.n_layers:
-            from helpers.model.block import Block  # blocks are the attention / MLP notebooks' part
+        self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        self.ln_final = LayerNorm(cfg.d_model) if cfg.layernorm else None
+        self.unembed = TiedUnembed(self.embed) if cfg.tied_unembed else Unembed(cfg)
+        self.hooks = {"t": HookPoint(names.TOKENS), "x0": HookPoint(names.resid(0)),
+                      "x_final": HookPoint(names.FINAL, cached=False), "logits": HookPoint(names.LOGITS)}
+        self.hook_points = self._name_points()
 
-            self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
-        else:
-            self.blocks = nn.ModuleList()
-        if cfg.layernorm:
-            from helpers.model.layernorm import LayerNorm
-
-            self.ln_final = LayerNorm(cfg.d_model)
-        else:
-            self.ln_final = None
-        self.unembed = Unembed(cfg, tied_to=self.embed if cfg.tied_unembed else None)
-        # None, or a function x -> x applied to the final residual stream before the unembedding (and its
-        # LayerNorm): set and restored only by helpers.interp.paths, to take a head out of the direct path alone
-        self.edit_final_input = None
-        # None, or a function x0 -> x0 applied to the embedding's output: set and restored only by
-        # helpers.interp.patching, to patch the stream x0 itself
-        self.edit_x0 = None
+    def _name_points(self) -> dict[str, HookPoint]:
+        """Every hook point by its name, in the order a forward pass reaches them; the states the blocks write are
+        numbered here, x1, x2, ..., one after every residual add."""
+        table, i = {}, 0
+        for point in (self.hooks["t"], self.hooks["x0"]):
+            table[point.name] = point
+        for block in self.blocks:
+            has_mlp = block.mlp is not None
+            for name in ("x_q", "x_k", "x_v"):
+                table[block.hooks[name].name] = block.hooks[name]
+            table.update((p.name, p) for p in block.attn.hooks.values())
+            i += 1
+            block.hooks["resid_mid"].name = names.resid(i)
+            table[names.resid(i)] = block.hooks["resid_mid"]
+            if has_mlp:
+                table[block.hooks["x_mlp"].name] = block.hooks["x_mlp"]
+                table.update((p.name, p) for p in block.mlp.hooks.values())
+                i += 1
+                block.hooks["resid_post"].name = names.resid(i)
+                table[names.resid(i)] = block.hooks["resid_post"]
+        for point in (self.hooks["x_final"], self.hooks["logits"]):
+            table[point.name] = point
+        return table
 
     def check_tokens(self, tokens) -> torch.Tensor:
         """Validate input token ids and say clearly what is wrong, in the post's terms."""
@@ -133,33 +93,16 @@ class Transformer(nn.Module):
             raise ValueError(f"token id {bad} is outside the vocabulary (0 ... {self.cfg.n_vocab - 1})")
         return tokens.long()
 
-    def forward(self, tokens, cache: Cache | None = None) -> torch.Tensor:
+    def forward(self, tokens) -> torch.Tensor:
         tokens = self.check_tokens(tokens)
         single = tokens.dim() == 1
-        if single:
-            tokens = tokens[None]
-        x = self.embed(tokens)  # (batch, d_model, n)
-        if self.pos_embed is not None:
-            x = x + self.pos_embed(tokens)
-        if self.edit_x0 is not None:  # activation patching of x0
-            x = self.edit_x0(x)
-        if cache is not None:
-            cache[names.TOKENS] = tokens
-            cache.add_resid(x)  # x0
+        t = self.hooks["t"](tokens[None] if single else tokens)  # (batch, n)
+        x = self.embed(t) if self.pos_embed is None else self.embed(t) + self.pos_embed(t)  # (batch, d_model, n)
+        x = self.hooks["x0"](x)
         for block in self.blocks:
-            x = block(x, cache)
-        if self.edit_final_input is not None:  # a path-specific ablation of the direct path to the logits
-            x = self.edit_final_input(x)
-        logits = self.read_out(x)  # (batch, n_vocab, n)
-        if cache is not None:
-            cache[names.LOGITS] = logits  # ("p" follows from them when read)
-        if single:
-            logits = logits[0]
-            if cache is not None:
-                for key, val in list(dict.items(cache)):
-                    if isinstance(val, torch.Tensor) and val.shape[:1] == (1,):
-                        cache[key] = val[0]
-        return logits
+            x = block(x)
+        logits = self.hooks["logits"](self.read_out(self.hooks["x_final"](x)))  # (batch, n_vocab, n)
+        return logits[0] if single else logits
 
     def read_out(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from stream states: the final LayerNorm (if the model has one) and the unembedding, applied to
@@ -169,9 +112,16 @@ class Transformer(nn.Module):
 
     @torch.no_grad()
     def run_with_cache(self, tokens) -> tuple[torch.Tensor, Cache]:
-        """Forward pass that also returns every activation by its name in the post."""
-        cache = Cache()
-        logits = self(tokens, cache)
+        """Forward pass that also returns every activation by its name in the post (one text (n,): no batch axis)."""
+        logits, cache = self._run(self.check_tokens(tokens), None)
+        return logits, cache
+
+    def _run(self, tokens: torch.Tensor, keys: Iterable[str] | None) -> tuple[torch.Tensor, Cache]:
+        with caching(self, Cache(), keys) as cache:
+            logits = self(tokens)
+        if tokens.dim() == 1:  # one text: the cache without its batch axis, like the logits
+            for key, val in list(dict.items(cache)):
+                cache[key] = val[0]
         return logits, cache
 
     @torch.no_grad()
@@ -179,26 +129,26 @@ class Transformer(nn.Module):
         """Only the activations named in ``keys`` (see ``helpers.model.names``), each shaped as in
         ``run_with_cache``, for tokens (n,) or (batch, n); no gradients.
 
-        A big batch runs ``TEXTS_PER_PASS`` texts at a time and the named activations are joined: the rest
-        of the cache never exists for the whole batch at once (the logits of 200 texts alone are 51 MB).
+        Only those are kept, and a big batch runs ``TEXTS_PER_PASS`` texts at a time, the pieces joined: the
+        rest of the cache never exists (the logits of 200 texts alone are 51 MB).
 
             A = model.activations(windows, [names.key(0, "A")])[names.key(0, "A")]   # (batch, n_heads, n, n)
         """
         keys = list(keys)
-        tokens = self.check_tokens(tokens)
-        if tokens.dim() == 1:
-            return self._named(self.run_with_cache(tokens)[1], keys)
-        parts = [self._named(self.run_with_cache(tokens[a:a + TEXTS_PER_PASS])[1], keys)
-                 for a in range(0, len(tokens), TEXTS_PER_PASS)]
-        return {k: torch.cat([part[k] for part in parts]) for k in keys}
-
-    @staticmethod
-    def _named(cache: Cache, keys: list[str]) -> dict[str, torch.Tensor]:
-        missing = [k for k in keys if k not in cache]
+        missing = [k for k in keys if k not in cached_names(self)]
         if missing:
             raise KeyError(f"this model has no activation named {', '.join(map(repr, missing))}; "
-                           f"its cache holds {', '.join(cache)}")
-        return {k: cache[k] for k in keys}
+                           f"its cache holds {', '.join(cached_names(self))}")
+        tokens = self.check_tokens(tokens)
+        if tokens.dim() == 1:
+            cache = self._run(tokens, keys)[1]
+            return {k: cache[k] for k in keys}
+        parts = [self._run(tokens[a:a + TEXTS_PER_PASS], keys)[1] for a in range(0, len(tokens), TEXTS_PER_PASS)]
+        return {k: torch.cat([part[k] for part in parts]) for k in keys}
+
+    def resid_names(self) -> list[str]:
+        """The residual stream's states in order: ["x0", "x1", ...], one after the embedding and every add."""
+        return [name for name in self.hook_points if names.is_resid(name)]
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy (nats) of a batch of windows, shape (batch, n + 1)."""

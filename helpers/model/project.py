@@ -1,0 +1,32 @@
+"""W x for a whole stream at once: the post's column form (a weight times every column of x), computed fast.
+
+Every weight of the model multiplies the residual stream column by column: q = W_Q x, z = ReLU(W_1 x + b_1), ... With a
+batch, ``W @ x`` broadcasts W over the texts (and, for per-head weights, x over the heads): torch copies both into
+one small product per text (and head). The same numbers come from ONE product of every position of every text, as
+rows, with W's rows side by side: (batch n, d_in) @ (d_in, n_heads d_out) — the form GPT-2's own code and
+transformers use, and the one that keeps GPT-2 Small's forward pass close to theirs.
+
+The one-product form is used for frozen weights (``requires_grad`` off: GPT-2, loaded for reading). For the
+series' own models the broadcast form is kept: in training its gradient sums over the texts in the order every
+shipped checkpoint was trained with, so their numbers stay exactly as the notebooks show them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def project(W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """W x for every column of x.
+
+    W (d_out, d_in), x (..., d_in, n) -> (..., d_out, n);
+    per head, W (n_heads, d_out, d_in), x (..., d_in, n) -> (..., n_heads, d_out, n).
+    """
+    if W.requires_grad or x.dim() < 3:
+        return W @ x if W.dim() == 2 else W @ x.unsqueeze(-3)
+    rows = x.mT  # (..., n, d_in): one row per position
+    if W.dim() == 2:
+        return (rows @ W.mT).mT  # (..., n, d_out) seen as (..., d_out, n)
+    H, d_out, d_in = W.shape
+    out = rows @ W.reshape(H * d_out, d_in).mT  # (..., n, n_heads d_out): every head's rows side by side
+    return out.unflatten(-1, (H, d_out)).movedim(-3, -1)  # (..., n_heads, d_out, n)

@@ -1,0 +1,78 @@
+"""The model's one seam (helpers/model/hooks.py): every activation passes a hook point named as the cache names it,
+the cache and every intervention go through those points, and a new kind of intervention needs no change to the
+model."""
+
+import pytest
+import torch
+
+from helpers.model import names
+from helpers.model.config import Config
+from helpers.model.hooks import cached_names, hooked, suspended
+from helpers.train import fresh_model
+
+CFG = Config(n_vocab=20, d_model=16, n_ctx=8, n_layers=2, n_heads=4, d_mlp=32, layernorm=True)
+TOKENS = torch.tensor([[1, 5, 2, 7, 3, 9], [4, 4, 8, 1, 0, 2]])
+
+
+@pytest.fixture
+def model():
+    return fresh_model(CFG, seed=3)
+
+
+def test_the_points_are_the_caches_names_in_the_order_of_the_forward_pass(model):
+    _, cache = model.run_with_cache(TOKENS)
+    assert list(cache) == cached_names(model)
+    assert [k for k in cache if names.is_resid(k)] == model.resid_names() == ["x0", "x1", "x2", "x3", "x4"]
+    reads = [name for name, p in model.hook_points.items() if not p.cached]
+    assert reads == [names.read(layer, r) for layer in (0, 1) for r in names.READS] + [names.FINAL]
+    assert not any(p.fns for p in model.hook_points.values())   # the cache is taken off after the pass
+
+
+def test_a_new_intervention_needs_no_change_to_the_model(model):
+    """Freeze layer 1's pattern to attend to the first token only: an edit of "L1.A" that no helper offers."""
+    first = torch.zeros(len(TOKENS), CFG.n_heads, 6, 6)
+    first[..., 0] = 1.0
+    with hooked(model, {"L1.A": lambda A: first}):
+        _, cache = model.run_with_cache(TOKENS)
+    assert torch.equal(cache["L1.A"], first)
+    v = cache["L1.v"]
+    torch.testing.assert_close(cache["L1.r"], v[..., :1].expand_as(v))   # r = v A^T: every column is v of token 0
+
+
+def test_edits_compose_in_order_readers_see_the_result_and_errors_restore(model):
+    before = model(TOKENS)
+    order = []
+    with hooked(model, {"L0.o_heads": lambda o: order.append("outer") or o * 0}):
+        with hooked(model, {"L0.o_heads": [lambda o: order.append(float(o.abs().sum())), lambda o: None]}):
+            _, cache = model.run_with_cache(TOKENS)
+    assert order == ["outer", 0.0]                     # the inner edit saw the outer one's zeros
+    assert torch.equal(cache["L0.o"], torch.zeros_like(cache["L0.o"]))   # and the cache saw both
+    with pytest.raises(RuntimeError, match="inside"):
+        with hooked(model, {"x2": lambda x: x * 2}):
+            raise RuntimeError("inside")
+    assert not any(p.fns for p in model.hook_points.values()) and torch.equal(model(TOKENS), before)
+
+
+def test_suspended_runs_clean_inside_an_intervention(model):
+    clean = model(TOKENS)
+    with hooked(model, {"x1": lambda x: x * 0}):
+        assert not torch.equal(model(TOKENS), clean)
+        with suspended(model):
+            assert torch.equal(model(TOKENS), clean)
+        assert not torch.equal(model(TOKENS), clean)
+
+
+def test_the_read_points_change_one_reader_only(model):
+    """Doubling the stream layer 1's keys read changes layer 1's keys and nothing that comes before or reads x2."""
+    _, clean = model.run_with_cache(TOKENS)
+    with hooked(model, {names.read(1, "x_k"): lambda x: 2 * x}):
+        _, edited = model.run_with_cache(TOKENS)
+    for same in ("x2", "L1.q", "L1.v"):
+        assert torch.equal(edited[same], clean[same]), same
+    assert not torch.allclose(edited["L1.k"], clean["L1.k"])
+
+
+def test_an_unknown_point_is_named(model):
+    with pytest.raises(KeyError, match="no hook point 'L0.pattern'.*L0.A"):
+        with hooked(model, {"L0.pattern": lambda A: A}):
+            pass
