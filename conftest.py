@@ -1,7 +1,7 @@
 """Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, and no warning
 under a notebook cell.
 
-The whole suite must pass with the network disabled (issue 5). GT_OFFLINE=1 plus
+The whole suite must pass with the network disabled. GT_OFFLINE=1 plus
 tests/offline/ on PYTHONPATH make every Python process the tests start (nbval's kernels,
 JupyterLab and its kernels) load tests/offline/sitecustomize.py, which refuses non-loopback
 connections and name look-ups; this process loads it directly. The browser is kept offline
@@ -43,3 +43,28 @@ def pytest_runtest_call(item):
         if WARNING.search(stderr):
             raise AssertionError(f"this notebook cell shows the learner a warning:\n{stderr[-1500:]}")
     return result
+
+
+# --- the fast part -------------------------------------------------------------------------------------------------
+# `python -m pytest -m "not slow"` runs the unit tests alone, in about a minute: what a developer runs while changing
+# helpers/. "slow" marks every notebook run by nbval, the browser tests, and the test files below, each of which
+# starts kernels, notebooks, other interpreters or a server (minutes in all). `bash run.sh test` runs everything.
+SLOW_FILES = {
+    "test_determinism.py",       # every notebook again under two other-machine settings
+    "test_exercises.py",         # the learner copies, nbgrader's release and autograde, the other-machine grading
+    "test_checks_containers.py",  # every exercise's right answer in three containers, in kernels
+    "test_check_messages.py",    # every check's messages, by running the check tests again under a census
+    "test_pythons.py",           # the other Pythons' environments
+    "test_setup.py",             # run.sh itself, in fresh folders
+    "test_lab.py",               # JupyterLab and Notebook 7 started
+    "test_offline.py",           # the offline guard, in fresh interpreters and kernels
+    "test_gpt2.py",              # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
+    "test_model_pin.py",         # every shipped checkpoint, every intervention
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath))
+        if path.suffix == ".ipynb" or "browser" in path.parts or path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

@@ -266,17 +266,17 @@ main() {
     hub)
       setup
       proxy
-      exec "$PY" tools/hub.py "$@"
+      exec "$PY" -m tools.hub "$@"
       ;;
     bench)
       setup
       browser
-      exec "$PY" tools/bench.py "$@"
+      exec "$PY" -m tools.bench "$@"
       ;;
     a11y)
       setup
       browser
-      exec "$PY" tools/a11y.py "$@"
+      exec "$PY" -m tools.a11y "$@"
       ;;
     gpt2)  # fetch GPT-2 Small's weights and tokenizer ahead of a class (about 550 MB, the Hugging Face cache)
       setup
@@ -285,7 +285,7 @@ main() {
     refresh-notebooks)
       setup
       export GT_THREADS="${GT_THREADS:-1}"
-      exec "$PY" tools/notebooks.py refresh "$@"
+      exec "$PY" -m tools.notebooks refresh "$@"
       ;;
     nbgrader-off)  # used by binder/postBuild: the same switch-off in the environment whose jupyter is on PATH
       jupyter=$(command -v jupyter) || die "no jupyter on PATH"

@@ -1,4 +1,4 @@
-"""Every picture's text alternative states its data (issue 31, deliverable 1): the words of helpers.plots.alt on
+"""Every picture's text alternative states its data: the words of helpers.plots.alt on
 hand-made data, each picture kind carrying them (SVG, HTML table, image, static figure), the figure's HTML form in
 IPython, and no notebook drawing a figure around the helpers."""
 

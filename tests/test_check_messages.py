@@ -1,4 +1,4 @@
-"""Every message an exercise check can give is one a test makes it give (issue 30: "every specific message can
+"""Every message an exercise check can give is one a test makes it give (the rule: "every specific message can
 actually fire, a test per message").
 
 The message text is read from helpers/checks/*.py itself: every literal piece (20 characters or more, with a space)

@@ -122,7 +122,7 @@ def test_the_shipped_unmasked_model_loads_unmasked():
 
 
 # --------------------------------------------------------------------------- damaged files (made here, in tmp_path)
-REGENERATE = ".venv/bin/python tools/train_models.py attn9"
+REGENERATE = ".venv/bin/python -m tools.train_models attn9"
 
 
 def _good_file(tmp_path) -> bytes:
@@ -197,4 +197,4 @@ def test_a_damaged_stored_config_says_so(tmp_path):
 
 def test_the_command_names_the_registry_model_inside_checkpoints():
     hint = checkpoint.regenerate_hint(checkpoint.named_path("attn1"))
-    assert hint == "Regenerate it with `.venv/bin/python tools/train_models.py attn1`."
+    assert hint == "Regenerate it with `.venv/bin/python -m tools.train_models attn1`."

@@ -11,15 +11,14 @@ from helpers.data import default_data
 from helpers.model import checkpoint
 from helpers.model.config import Config
 from helpers.model.names import key
-from tools_module import tools_module
 
-train_models = tools_module("train_models")
+from tools import train_models
 
 
 @pytest.mark.parametrize("name", list(train_models.REGISTRY))
 def test_checkpoint_reaches_its_recorded_heldout_loss(name):
     path = checkpoint.named_path(name)
-    assert path.is_file(), f"{path} is missing: run `.venv/bin/python tools/train_models.py {name}`"
+    assert path.is_file(), f"{path} is missing: run `.venv/bin/python -m tools.train_models {name}`"
     meta = checkpoint.metadata(path)
     data = train_models.spec_data(name)  # the vocabulary it was trained with (2,000 words unless its Spec says)
     assert meta["vocab_hash"] == train_models.vocab_hash(data.tokenizer), \
@@ -70,7 +69,7 @@ def test_induction_reference_is_notebook_09s_model_and_still_copies(name):
     from helpers.interp.scores import head_scores
 
     path = checkpoint.named_path(name)
-    assert path.is_file(), f"{path} is missing: run `.venv/bin/python tools/train_models.py {name}`"
+    assert path.is_file(), f"{path} is missing: run `.venv/bin/python -m tools.train_models {name}`"
     model, meta = checkpoint.load_named(name)
     assert model.cfg == config(n_layers=2)
     assert int(meta["seed"]) == train_models.INDUCTION[name]

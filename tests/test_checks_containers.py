@@ -1,4 +1,4 @@
-"""No exercise check refuses or crashes on a right answer of another type (issue 30, deliverable 2).
+"""No exercise check refuses or crashes on a right answer of another type.
 
 Every notebook runs with its solutions; after each exercise's check cell, the check is run again on the solution
 with its result converted: float tensors to float64, tensors to Python lists, tensors to numpy arrays and floats to
@@ -7,7 +7,7 @@ and ``number_result``), so a learner who computed in float64, or returned ``.tol
 the answer is right, never shown "Double did not match Float" from inside torch.
 
 The same run (the inline backend on, as in JupyterLab) also collects every static figure the notebooks show, to
-check that each comes with its data in words (issue 31: ``helpers.plots.alt``)."""
+check that each comes with its data in words (``helpers.plots.alt``)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,15 @@ import html
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tools import notebooks as nbtool
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import notebooks as nbtool  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXERCISES = [(p, ex["number"]) for p in NOTEBOOKS for ex in nbtool.exercises(p)]

@@ -17,9 +17,9 @@ import nbformat
 import pytest
 from packaging.requirements import Requirement
 
+from tools import cloud
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import cloud  # noqa: E402
 
 REPO, REF = cloud.repository()
 NOTEBOOKS = cloud.notebook_paths()
@@ -35,7 +35,7 @@ def run_sh_list(name: str) -> list[str]:
 
 def test_everything_made_from_the_address_is_current():
     stale = [str(p.relative_to(ROOT)) for p, text in cloud.wanted().items() if p.read_text(encoding="utf-8") != text]
-    assert not stale, f"run: python tools/notebooks.py cloud ({stale})"
+    assert not stale, f"run: python -m tools.notebooks cloud ({stale})"
 
 
 def test_every_link_and_install_names_the_repository_of_pyproject():

@@ -1,4 +1,4 @@
-"""Same results on every learner's machine: the "other machines" pass (issue 8).
+"""Same results on every learner's machine: the "other machines" pass.
 
 A learner's CPU rounds differently from the one a notebook was written on (another instruction set,
 another BLAS code path, another thread count), and live training amplifies the last bit. So every
@@ -33,7 +33,8 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools_module import tools_module
+from tools import margins
+
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "# NBVAL_CHECK_OUTPUT"
@@ -43,7 +44,7 @@ MARK = "# NBVAL_CHECK_OUTPUT"
 # conditional-numerical-reproducibility path instead of the one tuned for this CPU, oneDNN held to SSE4.1, and two
 # threads instead of one; B — torch's AVX2 kernels (another instruction set than this machine's AVX-512, where it
 # has it), MKL's reproducible path, one thread. Each gives another training trajectory from the same seed.
-OTHER_MACHINES = {name: env for name, env in tools_module("margins").SETTINGS.items() if name != "this machine"}
+OTHER_MACHINES = {name: env for name, env in margins.SETTINGS.items() if name != "this machine"}
 PERTURBED = OTHER_MACHINES["other machine A"]
 
 

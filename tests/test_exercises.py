@@ -28,11 +28,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import notebooks as nbtool  # noqa: E402
+from helpers import checks
+from tools import notebooks as nbtool
 
-from helpers import checks  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 if os.environ.get("GT_EXERCISE_NOTEBOOKS"):  # e.g. "01,02": while working on some notebooks, grade only those

@@ -1,4 +1,4 @@
-"""tools/hub.py without a browser: the hub's configuration and the reasons it gives (issue 15).
+"""tools/hub.py without a browser: the hub's configuration and the reasons it gives.
 
 The hub itself, with three students in Chromium, is tests/browser/test_hub.py.
 """
@@ -13,9 +13,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tools_module import tools_module
 
-hub = tools_module("hub")
+from tools import hub
 
 
 def test_a_folder_closed_to_others_is_named():
@@ -37,7 +36,7 @@ def test_a_folder_closed_to_others_is_named():
 
 def test_without_node_the_hub_says_what_to_install(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # no node on PATH
-    code = "import sys; sys.path.insert(0, 'tools'); import hub; print(hub.proxy_problem())"
+    code = "from tools import hub; print(hub.proxy_problem())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=hub.ROOT)
     assert "Node.js is not installed" in out.stdout and "configurable-http-proxy" in out.stdout, out
 

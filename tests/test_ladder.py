@@ -7,7 +7,6 @@ import pytest
 
 from helpers import ladder
 from helpers.plots.ladder import curves, rung_dots
-from tools_module import tools_module
 
 matplotlib.use("Agg")
 
@@ -30,7 +29,7 @@ def test_unknown_rungs_and_seeds_say_what_exists(call):
 
 
 def test_every_checkpoint_is_trained_with_the_one_recipe():
-    registry = tools_module("train_models").REGISTRY
+    from tools.train_models import REGISTRY as registry
     for name, (rung, seed, steps) in ladder.all_names().items():
         spec = registry[name]
         assert spec.config == ladder.RUNGS[rung].config, name

@@ -8,9 +8,8 @@ import re
 import nbformat
 import pytest
 
-from tools_module import tools_module
 
-lt = tools_module("learner_time")
+from tools import learner_time as lt
 ESTIMATES = [lt.estimate(p) for p in sorted(lt.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))]
 
 
@@ -18,10 +17,10 @@ ESTIMATES = [lt.estimate(p) for p in sorted(lt.NOTEBOOKS.glob("[0-9][0-9]_*.ipyn
 def test_opening_and_readme_row_give_the_estimate(est):
     nb = nbformat.read(lt.NOTEBOOKS / f"{est['notebook']}.ipynb", as_version=4)
     assert lt.opening(est) in nb.cells[0].source, \
-        f"{est['notebook']}'s opening is not the current estimate: run `python tools/learner_time.py --write`"
+        f"{est['notebook']}'s opening is not the current estimate: run `python -m tools.learner_time --write`"
     row = next(ln for ln in lt.README.read_text(encoding="utf-8").splitlines()
                if ln.startswith(f"| {est['notebook'][:2]} | [`{est['notebook']}.ipynb`]"))
-    assert row.endswith(f"| {lt.readme_cell(est)} |"), "README's table: run `python tools/learner_time.py --write`"
+    assert row.endswith(f"| {lt.readme_cell(est)} |"), "README's table: run `python -m tools.learner_time --write`"
     assert est["exercises"] and est["predictions"] >= 2 and est["words"] > 1000
 
 

@@ -17,25 +17,24 @@ import math
 import nbformat
 import pytest
 
-from tools_module import tools_module
 
-margins = tools_module("margins")
+from tools import margins
 TABLE = margins.DOCS / "margins.json"
 
 
 @pytest.fixture(scope="module")
 def table() -> dict:
     """docs/margins.json with every verdict recomputed from its values by the tool's current rule."""
-    assert TABLE.exists(), "docs/margins.json is missing: run `python tools/margins.py` (about 10 minutes)"
+    assert TABLE.exists(), "docs/margins.json is missing: run `python -m tools.margins` (about 10 minutes)"
     return margins.load()
 
 
 @pytest.mark.parametrize("name", list(margins.CLAIMS))
 def test_the_table_was_measured_with_the_current_recipe(table, name):
-    assert name in table, f"docs/margins.json has no {name}: run `python tools/margins.py {name[:2]}`"
+    assert name in table, f"docs/margins.json has no {name}: run `python -m tools.margins {name[:2]}`"
     assert table[name]["recipe_hash"] == margins.recipe_hash(name), (
         f"{name}'s recipe (its training or claim cells, the helpers that train, a claim or a setting) changed since "
-        f"docs/margins.md was measured: run `python tools/margins.py {name[:2]}` (about 10 minutes) and commit it")
+        f"docs/margins.md was measured: run `python -m tools.margins {name[:2]}` (about 10 minutes) and commit it")
     assert table[name]["runs"] >= 60 and len(table[name]["seeds"]) >= 20
     assert set(table[name]["settings"]) == set(margins.SETTINGS)
 
@@ -82,7 +81,7 @@ def test_same_tells_a_last_bit_from_a_change():
 def test_the_stored_verdicts_are_the_rules(table):
     stored = json.loads(TABLE.read_text(encoding="utf-8"))
     assert same({n: r["claims"] for n, r in stored.items()}, {n: r["claims"] for n, r in table.items()}), \
-        "docs/margins.json's summaries are not what the current rule gives: run `python tools/margins.py --rewrite`"
+        "docs/margins.json's summaries are not what the current rule gives: run `python -m tools.margins --rewrite`"
 
 
 def test_the_markdown_table_is_the_json_one():

@@ -2,15 +2,14 @@
 
 import builtins
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from tools import notebooks as nbtool
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import notebooks as nbtool  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -21,7 +20,7 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_committed_clean(path):
-    assert nbtool.is_clean(path), f"run: python tools/notebooks.py refresh {path.relative_to(ROOT)}"
+    assert nbtool.is_clean(path), f"run: python -m tools.notebooks refresh {path.relative_to(ROOT)}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -114,4 +113,4 @@ def test_readme_lists_every_exercise():
     """The instructor table (README, "Every exercise") is the one the notebooks' headings give."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = nbtool.exercise_table(NOTEBOOKS)
-    assert nbtool.readme_with_table(readme, table) == readme, "run: python tools/notebooks.py exercises --write"
+    assert nbtool.readme_with_table(readme, table) == readme, "run: python -m tools.notebooks exercises --write"

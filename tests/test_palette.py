@@ -1,4 +1,4 @@
-"""The series' colours stay apart for colour-blind readers and its text is readable (issue 31, deliverable 2).
+"""The series' colours stay apart for colour-blind readers and its text is readable.
 
 Colour blindness is simulated with coloraide (its default method for full protanopia, deuteranopia and tritanopia);
 differences are CIEDE2000; contrast is WCAG 2.1's. The thresholds and what they apply to are stated in

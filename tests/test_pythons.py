@@ -1,4 +1,4 @@
-"""Every Python the README names sets up and passes, not only the one running this suite (issue 8, item 5).
+"""Every Python the README names sets up and passes, not only the one running this suite.
 
 `bash run.sh test` with CI=true, or with GT_PYTHONS="3.10 3.13", first prepares an environment for each
 other supported Python found on the machine (PATH or pyenv), with the project's own set-up

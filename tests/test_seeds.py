@@ -8,7 +8,7 @@ other machines of tools/margins.py — and every cell must pass (the notebook's 
 tools/margins.py reads must hold. The notebook is the recipe; nothing here repeats it.
 
 This is the cheap guard. The thresholds themselves come from the full sweep (20 seeds x 3 settings, about 40
-minutes: ``python tools/margins.py``), whose table docs/margins.md is checked by tests/test_margins.py.
+minutes: ``python -m tools.margins``), whose table docs/margins.md is checked by tests/test_margins.py.
 Claims about the shipped checkpoints are not retrained here: tests/test_checkpoints.py evaluates the files.
 """
 
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools_module import tools_module
 
-margins = tools_module("margins")
+from tools import margins
 
 RUNS = [(1, "this machine"), (2, "this machine"), (3, "this machine"), (4, "other machine A"),
         (5, "other machine B")]

@@ -10,9 +10,8 @@ import torch
 from helpers.interp.sequences import repeated_tokens
 from helpers.model.config import Config
 from helpers.train import fresh_model
-from tools_module import tools_module
 
-train_models = tools_module("train_models")
+from tools import train_models
 
 
 def tiny(n_vocab=40, n_ctx=16, **kw):

@@ -1,4 +1,4 @@
-"""The explorers' drawing approach (issue 10): HTML/SVG pictures that carry the caption's state, float
+"""The explorers' drawing approach: HTML/SVG pictures that carry the caption's state, float
 sliders that report the value a person chose, a caption that says when a change leaves the picture as
 it was, no dropdowns (a keyboard can't change them in JupyterLab), and charts that parse as SVG with
 their titles, labels and text alternatives."""

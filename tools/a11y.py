@@ -14,10 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import jlab
 
-import jlab  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def table(rows: list[dict]) -> str:

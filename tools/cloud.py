@@ -1,7 +1,7 @@
 """Binder and Colab: everything that names the repository's public address, made from the one place it is
 written (pyproject.toml: ``[project.urls] Repository`` and ``[tool.gentle-transformers] ref``).
 
-    python tools/notebooks.py cloud [--repo owner/name[@ref]] [--check]
+    python -m tools.notebooks cloud [--repo owner/name[@ref]] [--check]
 
 writes (``--repo`` first rewrites pyproject.toml's two lines, e.g. for a fork):
 - the Colab cell, the first code cell of every notebook: in Colab only, it pip-installs the helpers package
@@ -23,6 +23,8 @@ from pathlib import Path
 import nbformat
 from packaging.requirements import Requirement
 
+from tools.clean import COLAB_HEAD, cleaned, is_colab_cell
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: pytest brings tomli
@@ -39,7 +41,6 @@ EXTRA = "colab"
 # brings GBs of CUDA libraries
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TESTS_HEADING = "# tests"  # requirements.txt: the pins below this line are the test tools, not needed to learn
-COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 # Colab's own packages the notebooks use (its runtime ships them; as of 2026). The colab extra must name none of
 # them: replacing a package Colab has already imported needs a runtime restart. The notebooks' other needs are
 # the extra's (tests/test_cloud.py checks the two together cover requirements.txt's run-time pins).
@@ -49,8 +50,8 @@ COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "tqdm"
 HUB_SIDE = ("jupyterhub", "jupyterhub-idle-culler")
 # requirements.txt's packages for running Jupyter, serving a class and grading, which Colab replaces with its own
 NOT_IN_COLAB = ("jupyterlab", "notebook", "nbgrader", *HUB_SIDE, "nbgitpuller")
-BADGES = ("<!-- badges: start (python tools/notebooks.py cloud) -->", "<!-- badges: end -->")
-LINKS = ("<!-- cloud: start (python tools/notebooks.py cloud) -->", "<!-- cloud: end -->")
+BADGES = ("<!-- badges: start (python -m tools.notebooks cloud) -->", "<!-- badges: end -->")
+LINKS = ("<!-- cloud: start (python -m tools.notebooks cloud) -->", "<!-- cloud: end -->")
 
 
 def _pyproject(text: str | None = None) -> dict:
@@ -104,10 +105,6 @@ if "google.colab" in sys.modules:
     from google.colab import output
 
     output.enable_custom_widget_manager()  # the series' sliders and buttons are ipywidgets 8"""
-
-
-def is_colab_cell(cell) -> bool:
-    return cell.cell_type == "code" and cell.source.startswith(COLAB_HEAD)
 
 
 def with_colab_cell(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
@@ -183,7 +180,7 @@ def binder_requirements() -> str:
     """binder/requirements.txt, made from requirements.txt."""
     python = binder_python()
     lines = [f"# Binder (repo2docker) installs these into Python {python} (runtime.txt), then runs postBuild.",
-             f"# Written by `python tools/notebooks.py cloud` from ../requirements.txt: its pins for Python {python},",
+             f"# Written by `python -m tools.notebooks cloud` from ../requirements.txt: its pins for Python {python},",
              "# without the test tools and the hub's own packages (Binder runs its own JupyterHub), and PyTorch's",
              "# CPU-only build of the same torch (Binder has no GPU).",
              f"--extra-index-url {TORCH_CPU_INDEX}"]
@@ -200,14 +197,12 @@ def notebook_paths() -> list[Path]:
 
 def wanted() -> dict[Path, str]:
     """Every file this command writes -> the text it should hold."""
-    import notebooks as nbtool  # tools/notebooks.py (its writer keeps the notebooks clean)
-
     repo, ref = repository()
     out = {}
     cell = colab_cell(repo, ref)
     for path in notebook_paths():
         nb = with_colab_cell(nbformat.read(path, as_version=4), cell)
-        out[path] = nbformat.writes(nbtool.cleaned(nb)) + "\n"
+        out[path] = nbformat.writes(cleaned(nb)) + "\n"
     names = [p.name for p in notebook_paths()]
     readme = README.read_text(encoding="utf-8")
     readme = between(readme, BADGES, badges(repo, ref, names[0]))
@@ -243,5 +238,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main(sys.argv[1:]))

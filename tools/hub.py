@@ -1,6 +1,6 @@
 """A local JupyterHub serving the series to a few users, the way a class gets it (README, "Teaching with it").
 
-    python tools/hub.py [--users 3] [--port 8000] [--ip 127.0.0.1]      (what `bash run.sh hub` runs)
+    python -m tools.hub [--users 3] [--port 8000] [--ip 127.0.0.1]      (what `bash run.sh hub` runs)
 
 Everything runs offline, in a private working folder that is removed on exit:
 
@@ -39,8 +39,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/: its browser driver's helpers
-import jlab  # (free_port, wait_http, terminate)
+from tools import jlab  # (free_port, wait_http, terminate)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROXY_DIR = ROOT / "tools" / "proxy"

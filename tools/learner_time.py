@@ -1,7 +1,7 @@
 """How long a learner needs for each notebook: an estimate per cell and per exercise, written down.
 
-    .venv/bin/python tools/learner_time.py            # the table, per notebook and in all
-    .venv/bin/python tools/learner_time.py --write    # put the figures into each notebook's opening and README.md
+    .venv/bin/python -m tools.learner_time            # the table, per notebook and in all
+    .venv/bin/python -m tools.learner_time --write    # put the figures into each notebook's opening and README.md
 
 The method (the rates are the assumptions; change them here and --write again):
 - prose: every word of a markdown cell, formulas included (a LaTeX command counts as a word), at 100 words a
@@ -15,7 +15,7 @@ The method (the rates are the assumptions; change them here and --write again):
 - each exercise: the minutes its heading states (the writer's estimate for a learner who has read the notebook).
 
 Two readers new to the series, timing themselves while working through every cell and exercise, reported about
-7 hours for 01-05 and 8 for 06-10 (issue 27): more than this estimate, because a first reader also re-reads and
+7 hours for 01-05 and 8 for 06-10: more than this estimate, because a first reader also re-reads and
 debugs. The README quotes both.
 """
 

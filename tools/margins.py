@@ -1,8 +1,8 @@
 """Margins of the notebooks' live-training claims, measured over many seeds and other machines.
 
-    .venv/bin/python tools/margins.py                     # every notebook that trains live: 20 seeds x 3 settings
-    .venv/bin/python tools/margins.py 09 --seeds 40       # one notebook, more seeds
-    .venv/bin/python tools/margins.py --jobs 2            # two notebooks' kernels at a time (default: the cores)
+    .venv/bin/python -m tools.margins                     # every notebook that trains live: 20 seeds x 3 settings
+    .venv/bin/python -m tools.margins 09 --seeds 40       # one notebook, more seeds
+    .venv/bin/python -m tools.margins --jobs 2            # two notebooks' kernels at a time (default: the cores)
 
 A notebook that trains a model (02, 06, 09, 10) asserts numbers that come from that training. A learner's CPU rounds
 the last bit differently from the one the notebook was written on, and training amplifies it, so every learner's
@@ -416,7 +416,7 @@ def write_table(results: dict) -> None:
 def markdown(results: dict) -> str:
     """The text of docs/margins.md for these results."""
     lines = ["# Margins of the live-training claims", "",
-             "Written by `python tools/margins.py` (its docstring says how and why); do not edit by hand. Each",
+             "Written by `python -m tools.margins` (its docstring says how and why); do not edit by hand. Each",
              "notebook that trains a model ran top to bottom once per seed under each setting; every claim it asserts",
              "(and a few it only quotes) was read from the kernel. **Headroom rule:** the threshold lies beyond the",
              f"worst value seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK), the deviation",
@@ -574,7 +574,7 @@ def main(argv: list[str]) -> int:
     if args.check:
         stale = [n for n in names if results.get(n, {}).get("recipe_hash") != recipe_hash(n)]
         for n in stale:
-            print(f"{n}: docs/margins.json was measured with another recipe: run `python tools/margins.py {n[:2]}`")
+            print(f"{n}: docs/margins.json was measured with another recipe: run `python -m tools.margins {n[:2]}`")
         return 1 if stale else 0
     DOCS.mkdir(exist_ok=True)
     if args.same_as:
@@ -593,5 +593,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main(sys.argv[1:]))

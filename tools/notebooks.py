@@ -1,12 +1,12 @@
 """Keep the committed notebooks clean and their checked outputs current.
 
-    python tools/notebooks.py clean   [NOTEBOOK ...]   strip outputs and execution noise
-    python tools/notebooks.py refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
-    python tools/notebooks.py check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
-    python tools/notebooks.py learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
-    python tools/notebooks.py course  DIR                  an nbgrader course folder holding the series
-    python tools/notebooks.py exercises [--write]           the instructor table of every exercise
-    python tools/notebooks.py cloud [--repo owner/name[@ref]] [--check]  the Colab cells, Binder and Colab links
+    python -m tools.notebooks clean   [NOTEBOOK ...]   strip outputs and execution noise
+    python -m tools.notebooks refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
+    python -m tools.notebooks check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
+    python -m tools.notebooks learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
+    python -m tools.notebooks course  DIR                  an nbgrader course folder holding the series
+    python -m tools.notebooks exercises [--write]           the instructor table of every exercise
+    python -m tools.notebooks cloud [--repo owner/name[@ref]] [--check]  the Colab cells, Binder and Colab links
                                                             (tools/cloud.py)
 
 "Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
@@ -28,58 +28,14 @@ from pathlib import Path
 
 import nbformat
 
-import cloud
+from tools import cloud
+from tools.clean import KERNELSPEC, MARK, cleaned, is_clean, write  # noqa: F401 (the tools' names for them)
 
 ROOT = Path(__file__).resolve().parent.parent
-MARK = "# NBVAL_CHECK_OUTPUT"
-# nbgrader's markers: `nbgrader generate_assignment` (and `learner` below, through nbgrader's own
-# ClearSolutions) replaces what lies between them by "# YOUR CODE HERE / raise NotImplementedError()"
-SOLUTION_START, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
-NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task")
-KEEP_NB_METADATA = ("kernelspec", "language_info")
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 def notebooks(args: list[str]) -> list[Path]:
     return [Path(a) for a in args] if args else sorted((ROOT / "notebooks").glob("*.ipynb"))
-
-
-def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NB_METADATA}
-    nb.metadata["kernelspec"] = KERNELSPEC
-    nb.metadata["language_info"] = {"name": "python"}
-    ordinal = 0
-    for cell in nb.cells:
-        # (the Colab cell, the same in every notebook, is not counted: adding it left every count as it was)
-        ordinal += cell.cell_type == "code" and not cloud.is_colab_cell(cell)
-        meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
-        if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
-            meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
-        cell.metadata = meta
-        cell.pop("id", None)
-        if cell.cell_type != "code":
-            if not cell.get("attachments"):
-                cell.pop("attachments", None)
-            continue
-        cell.execution_count = None
-        if MARK in cell.source:
-            # nbval only compares cells that have an execution count; use the cell's position,
-            # which never changes between runs (unlike the kernel's counter).
-            cell.execution_count = ordinal
-            keep = []
-            for out in cell.outputs:
-                if out.output_type == "stream" and out.name == "stdout":
-                    keep.append(out)
-                elif out.output_type == "execute_result":
-                    out.execution_count = ordinal
-                    out.metadata = {}
-                    out.data = {k: v for k, v in out.data.items() if k == "text/plain"}
-                    keep.append(out)
-            cell.outputs = keep
-        else:
-            cell.outputs = []
-    nb.nbformat, nb.nbformat_minor = 4, 4
-    return nb
 
 
 def learner_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -132,7 +88,7 @@ def exercise_table(paths: list[Path]) -> str:
     return "\n".join(rows)
 
 
-TABLE_START = "<!-- exercises: start (python tools/notebooks.py exercises --write) -->"
+TABLE_START = "<!-- exercises: start (python -m tools.notebooks exercises --write) -->"
 TABLE_END = "<!-- exercises: end -->"
 
 
@@ -144,7 +100,7 @@ def readme_with_table(readme: str, table: str) -> str:
 
 NBGRADER_CONFIG = """\
 # nbgrader's configuration for a course that teaches with Gentle Transformers
-# (written by `python tools/notebooks.py course`). Run nbgrader in this folder.
+# (written by `python -m tools.notebooks course`). Run nbgrader in this folder.
 c = get_config()
 c.CourseDirectory.course_id = "gentle-transformers"
 c.CourseDirectory.root = {root!r}
@@ -166,17 +122,6 @@ def make_course(root: Path, paths: list[Path]) -> list[str]:
         write(cleaned(nbformat.read(path, as_version=4)), folder / path.name)
         names.append(path.stem)
     return names
-
-
-def write(nb: nbformat.NotebookNode, path: Path) -> None:
-    nbformat.validate(nb)
-    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-
-
-def is_clean(path: Path) -> bool:
-    text = path.read_text(encoding="utf-8")
-    nb = nbformat.reads(text, as_version=4)
-    return nbformat.writes(cleaned(nb)) + "\n" == text
 
 
 def with_venv_path(env: dict) -> dict:
@@ -253,7 +198,7 @@ def main(argv: list[str]) -> int:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s")
         write(cleaned(nb), path)
     for path in bad:
-        print(f"{path} is not clean: run `python tools/notebooks.py clean {path}`")
+        print(f"{path} is not clean: run `python -m tools.notebooks clean {path}`")
     return 1 if bad else 0
 
 

@@ -1,8 +1,8 @@
 """Train the small models the notebooks look at, and save them under checkpoints/.
 
-    .venv/bin/python tools/train_models.py            # train every model in the registry
-    .venv/bin/python tools/train_models.py attn1      # just one
-    .venv/bin/python tools/train_models.py --list     # the registry and what is on disk
+    .venv/bin/python -m tools.train_models            # train every model in the registry
+    .venv/bin/python -m tools.train_models attn1      # just one
+    .venv/bin/python -m tools.train_models --list     # the registry and what is on disk
 
 Every model is trained on ``helpers.data.default_data()`` (King James text, a 2,000-word vocabulary
 unless its Spec sets ``max_vocab``) with a fixed seed, and saved as safetensors (float16 weights,
@@ -104,7 +104,7 @@ for _name, (_rung, _seed, _steps) in ladder.all_names().items():
         REGISTRY[_name] = _spec
 
 
-# Tried for notebook 09 (issue 12, item 4: induction heads from the King James text) and NOT shipped:
+# Tried for notebook 09 (induction heads from the King James text) and NOT shipped:
 # no induction head formed within the budget of about 45 minutes on 2 shared cores with one thread.
 # Induction needs two layers, a context long enough for a name to come back (n_ctx 128 instead of 32)
 # and names that are not <unk> (8,000 words: 93 % of the capitalised words inside held-out verses are

@@ -56,6 +56,31 @@ class HookPoint:
         return f"HookPoint({self.name!r}, {len(self.fns)} attached)"
 
 
+def name_points(model) -> dict[str, HookPoint]:
+    """Every hook point by its name, in the order a forward pass reaches them; the states the blocks write are
+    numbered here, x1, x2, ..., one after every residual add."""
+    table, i = {}, 0
+    for point in (model.hooks["t"], model.hooks["x0"]):
+        table[point.name] = point
+    for block in model.blocks:
+        has_mlp = block.mlp is not None
+        for name in ("x_q", "x_k", "x_v"):
+            table[block.hooks[name].name] = block.hooks[name]
+        table.update((p.name, p) for p in block.attn.hooks.values())
+        i += 1
+        block.hooks["resid_mid"].name = names.resid(i)
+        table[names.resid(i)] = block.hooks["resid_mid"]
+        if has_mlp:
+            table[block.hooks["x_mlp"].name] = block.hooks["x_mlp"]
+            table.update((p.name, p) for p in block.mlp.hooks.values())
+            i += 1
+            block.hooks["resid_post"].name = names.resid(i)
+            table[names.resid(i)] = block.hooks["resid_post"]
+    for point in (model.hooks["x_final"], model.hooks["logits"]):
+        table[point.name] = point
+    return table
+
+
 def points(model) -> dict[str, HookPoint]:
     """Every hook point of ``model`` by name, in the order a forward pass reaches them."""
     return model.hook_points

@@ -24,7 +24,7 @@ from helpers.model import names
 from helpers.model.block import Block
 from helpers.model.config import Config
 from helpers.model.embed import Embed, PosEmbed, TiedUnembed, Unembed
-from helpers.model.hooks import Cache, HookPoint, cached_names, caching
+from helpers.model.hooks import Cache, HookPoint, cached_names, caching, name_points
 from helpers.model.layernorm import LayerNorm
 from helpers.softmax import softmax
 
@@ -46,31 +46,7 @@ class Transformer(nn.Module):
         self.unembed = TiedUnembed(self.embed) if cfg.tied_unembed else Unembed(cfg)
         self.hooks = {"t": HookPoint(names.TOKENS), "x0": HookPoint(names.resid(0)),
                       "x_final": HookPoint(names.FINAL, cached=False), "logits": HookPoint(names.LOGITS)}
-        self.hook_points = self._name_points()
-
-    def _name_points(self) -> dict[str, HookPoint]:
-        """Every hook point by its name, in the order a forward pass reaches them; the states the blocks write are
-        numbered here, x1, x2, ..., one after every residual add."""
-        table, i = {}, 0
-        for point in (self.hooks["t"], self.hooks["x0"]):
-            table[point.name] = point
-        for block in self.blocks:
-            has_mlp = block.mlp is not None
-            for name in ("x_q", "x_k", "x_v"):
-                table[block.hooks[name].name] = block.hooks[name]
-            table.update((p.name, p) for p in block.attn.hooks.values())
-            i += 1
-            block.hooks["resid_mid"].name = names.resid(i)
-            table[names.resid(i)] = block.hooks["resid_mid"]
-            if has_mlp:
-                table[block.hooks["x_mlp"].name] = block.hooks["x_mlp"]
-                table.update((p.name, p) for p in block.mlp.hooks.values())
-                i += 1
-                block.hooks["resid_post"].name = names.resid(i)
-                table[names.resid(i)] = block.hooks["resid_post"]
-        for point in (self.hooks["x_final"], self.hooks["logits"]):
-            table[point.name] = point
-        return table
+        self.hook_points = name_points(self)  # every activation by name: "t", "x0", "L0.q", ...
 
     def check_tokens(self, tokens) -> torch.Tensor:
         """Validate input token ids and say clearly what is wrong, in the post's terms."""

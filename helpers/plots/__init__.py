@@ -8,7 +8,7 @@ basic.py      bars of top tokens, loss curves, a labelled heatmap
 attention.py  weights over the context, score variance vs d_head, patterns (matplotlib and HTML)
 ngrams.py     notebook 01: n-gram table growth and unseen rate
 svg.py        bars, histograms and small heatmaps as SVG / HTML for the explorers
-alt.py        every picture's data in words: its text alternative (issue 31)
+alt.py        every picture's data in words: its text alternative
 
 Importing this package in a notebook registers ``alt.figure_html`` as the HTML form of a matplotlib figure, so
 every static figure is shown with its text alternative.

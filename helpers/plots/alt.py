@@ -1,4 +1,4 @@
-"""Text alternatives that carry a picture's data (issue 31): one place for every picture the series draws.
+"""Text alternatives that carry a picture's data: one place for every picture the series draws.
 
 A screen-reader user, or anyone who cannot tell two shades apart, should be able to answer a notebook's
 predict-then-check question from the words alone. So a picture's text states what it shows, not only what it is:

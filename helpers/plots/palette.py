@@ -1,4 +1,4 @@
-"""Every colour the series draws with, in one place (issue 31), so that one test holds them all to account.
+"""Every colour the series draws with, in one place, so that one test holds them all to account.
 
 tests/test_palette.py checks, with ``coloraide``'s simulations of full protanopia, deuteranopia and tritanopia:
 

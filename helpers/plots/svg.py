@@ -1,6 +1,6 @@
 """Small charts as inline SVG strings, for the explorers that redraw on every key press.
 
-Every explorer in the series draws its picture as HTML/SVG built in the kernel (issue 10): building
+Every explorer in the series draws its picture as HTML/SVG built in the kernel: building
 the string costs about a millisecond where a matplotlib PNG redraw cost 150-500 ms on a 2-core machine,
 and the browser paints it without decoding an image. The charts keep what makes the matplotlib
 figures readable: a title, labelled axes with round tick values (matplotlib's own ``MaxNLocator``

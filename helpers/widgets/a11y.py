@@ -1,4 +1,4 @@
-"""Names for the explorers' sliders (issue 31): what a screen reader needs that ipywidgets 8.1 does not give.
+"""Names for the explorers' sliders: what a screen reader needs that ipywidgets 8.1 does not give.
 
 An ipywidgets slider is a noUiSlider: its handle has role="slider" and its value (aria-valuenow), but no accessible
 name, because its description is a separate <label> that points at nothing (for a <div> it cannot). A screen reader

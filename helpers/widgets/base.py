@@ -1,4 +1,4 @@
-"""The pattern every explorer follows (issue 10 settled the drawing approach).
+"""The pattern every explorer follows (HTML/SVG drawn in the kernel; helpers.plots.svg says why).
 
 * Controls whose changes call ``update``: sliders (arrow keys), ``choice`` buttons (Tab to a button,
   Space), check boxes and toggles (Space), text boxes (typing). No dropdowns: in JupyterLab a focused

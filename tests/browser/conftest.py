@@ -8,16 +8,14 @@ Without Chromium the tests skip with the reason; under CI=true they fail instead
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import jlab
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tools"))  # the browser driver, shared with tools/bench.py
-import jlab  # noqa: E402
 
 collect_ignore_glob = ["fixtures/*"]  # the fixture notebook is run by the browser tests, not by nbval
 FIXTURE = HERE / "fixtures" / "fixture_explorer.ipynb"

@@ -1,4 +1,4 @@
-"""The series served to a class by JupyterHub (issue 15): three students at once, in headless Chromium.
+"""The series served to a class by JupyterHub: three students at once, in headless Chromium.
 
 tools/hub.py starts a real JupyterHub, offline: the learner copy of notebook 04 in a local git repository (as an
 instructor publishes it), a test login, configurable-http-proxy from its npm package, and each student's own
@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 
 import pytest
 from conftest import ARTIFACTS, ROOT, in_ci
 
-import jlab
+from tools import jlab
 
-sys.path.insert(0, str(ROOT / "tools"))
-import hub as hubtool
+from tools import hub as hubtool
 
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"

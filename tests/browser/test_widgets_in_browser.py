@@ -1,4 +1,4 @@
-"""Every notebook, as a learner sees it in JupyterLab in a real browser (issues 5 and 10).
+"""Every notebook, as a learner sees it in JupyterLab in a real browser.
 
 For each notebooks/*.ipynb (and a fixture notebook that has one control of each kind): open it,
 wait until the kernel is connected and idle, Run All, scroll through every cell, and check that
@@ -11,11 +11,11 @@ Space; text box: Control+A, a word, Enter; see jlab.NotebookPage.press_control).
 name the new value, the picture must show the caption's state, and it must change. A dropdown is a
 failure: JupyterLab's command-mode arrow keys take the keys from a focused <select>.
 
-Fast input (issue 10): typing a prompt with no delay between keys, or holding an arrow key, must end
+Fast input: typing a prompt with no delay between keys, or holding an arrow key, must end
 with the last value drawn: the caption names the box's text / the slider's readout and the picture
 shows the caption's state (no stale picture). Run on the fixture and on notebook 04's pattern explorer.
 
-Accessibility (issue 31): axe-core audits every notebook's outputs after Run All (no critical or serious
+Accessibility: axe-core audits every notebook's outputs after Run All (no critical or serious
 violation), and each operated control is checked for what a screen reader is told.
 
 Negative controls: with the widget front-end switched off the render check fails and says why; the
@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from conftest import ARTIFACTS, FIXTURE, ROOT, series_notebooks
 
-import jlab
+from tools import jlab
 
 KINDS = {"slider", "choice", "text", "toggle", "checkbox"}
 # Corpus words only, longer than any default text, so the query slider gains room to move.

@@ -1,4 +1,4 @@
-"""axe-core in the page (issue 31): after Run All, the notebook's own outputs — widgets, pictures, captions,
+"""axe-core in the page: after Run All, the notebook's own outputs — widgets, pictures, captions,
 tables, markdown — are audited and counted by impact; JupyterLab's interface around them (toolbars, the file
 browser, cell editors) is audited too but reported apart and not counted: it is not this series' to fix.
 
