@@ -1,4 +1,4 @@
-"""GPT-2 in the series' own Transformer (helpers/gpt2.py), proved without the internet: a GPT-2-shaped checkpoint of
+"""GPT-2 in the series' own Transformer (helpers/gpt2/), proved without the internet: a GPT-2-shaped checkpoint of
 random weights written in the Hub's own layout and tensor names, with a byte-level BPE tokenizer file trained here in
 the Hub's format, loaded by the series and by transformers' GPT2LMHeadModel (the reference): the same logits, the
 same residual stream after every block, the same attention patterns; the tokenizer the same ids as `tokenizers`.
@@ -6,8 +6,10 @@ Offline, a damaged file, a wrong layout: one clear message each."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -281,6 +283,37 @@ def test_offline_without_a_cached_copy_says_what_to_run(tmp_path, env):
     message = done.stdout.split("MESSAGE", 1)[1]
     assert "bash run.sh gpt2" in message and "550 MB" in message and "Traceback" not in done.stdout + done.stderr
     assert ("HF_HUB_OFFLINE is set" in message) == ("HF_HUB_OFFLINE" in env)
+
+
+def _raising(error):
+    def snapshot_download(*args, **kwargs):
+        raise error
+    return snapshot_download
+
+
+def _httpx_error():
+    import httpx2  # the HTTP client huggingface_hub uses; its errors are not OSErrors
+
+    return httpx2.ConnectError("the connection was dropped mid-file")
+
+
+@pytest.mark.parametrize("error, says", [
+    (_httpx_error, "could not be reached (ConnectError)"),                     # a proxy, a dropped connection
+    (lambda: OSError("Consistency check failed: file should be of size 548 MB"), "could not be reached"),
+    (lambda: OSError(errno.ENOSPC, "No space left on device"), "Free some space"),
+    (lambda: PermissionError(errno.EACCES, "Permission denied: '/root/.cache/huggingface'"), "set HF_HOME"),
+], ids=["HTTP client error", "download cut short", "disk full", "cache not writable"])
+def test_each_kind_of_download_failure_is_one_sentence_naming_its_cause(monkeypatch, error, says):
+    """What huggingface_hub raises is sorted by its type (and an OSError by its errno), not by its message's words."""
+    import huggingface_hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _raising(error()))
+    with pytest.raises(gpt2.GPT2Unavailable, match=re.escape(says)):
+        gpt2.download()
+    if "could not be reached" in says:   # asked for the cache only (a notebook), a network error names the command
+        with pytest.raises(gpt2.GPT2Unavailable, match="weights are not on this machine. `bash run.sh gpt2`"):
+            gpt2.download(cached_only=True)
 
 
 # --- the interp tools on a model with biases ---------------------------------------------------------------

@@ -76,3 +76,28 @@ def test_an_unknown_point_is_named(model):
     with pytest.raises(KeyError, match="no hook point 'L0.pattern'.*L0.A"):
         with hooked(model, {"L0.pattern": lambda A: A}):
             pass
+
+
+def test_taking_a_function_off_takes_the_one_this_block_attached(model):
+    """The same reader attached by an outer and an inner block, an edit between them: the inner block's end takes
+    off its own copy, so the outer reader goes on seeing what it saw before (the edit's input, not its output)."""
+    seen = []
+    with hooked(model, {"L0.o": seen.append}):
+        with hooked(model, {"L0.o": [lambda o: o * 0, seen.append]}):
+            pass
+        seen.clear()
+        model(TOKENS)
+    assert len(seen) == 1 and seen[0].abs().sum() > 0
+
+
+def test_the_lens_inside_a_patch_of_a_big_batch(model):
+    """The logit lens runs the whole batch in one pass: a patch from a clean run of 20 texts fits it."""
+    from helpers.interp.lens import logit_lens
+    from helpers.interp.patching import patched
+
+    tokens = torch.randint(0, CFG.n_vocab, (20, 6), generator=torch.Generator().manual_seed(0))
+    _, clean = model.run_with_cache(tokens)
+    with patched(model, clean, "x1"):
+        p = logit_lens(model, tokens.flip(-1))
+    assert p.shape == (20, 5, CFG.n_vocab)
+    torch.testing.assert_close(p[:, 1], torch.softmax(model.read_out(clean["x1"][..., -1:]), dim=-2)[..., 0])

@@ -189,7 +189,7 @@ def _lean_loss(model, batch):
     if model.pos_embed is not None:
         x = x + model.pos_embed(tokens)
     for block in model.blocks:
-        x = block(x, None)
+        x = block(x)
     if model.ln_final is not None:
         x = model.ln_final(x)
     logits = x.transpose(1, 2).reshape(-1, x.shape[1]) @ model.unembed.W_U.T  # (batch * n, n_vocab)

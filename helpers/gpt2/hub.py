@@ -3,6 +3,7 @@ saying why not; ``bash run.sh gpt2`` (``main``) fetches them ahead of a class.""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
@@ -14,6 +15,7 @@ from helpers.gpt2.tokenizer import BPETokenizer
 from helpers.model.transformer import Transformer
 
 REPO = "openai-community/gpt2"  # GPT-2 Small on the Hugging Face Hub
+LOCAL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)  # this machine's, not the Hub's
 
 
 def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,
@@ -28,12 +30,16 @@ def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Pat
     try:
         path = snapshot_download(repo, revision=revision, cache_dir=cache_dir, allow_patterns=list(FILES),
                                  local_files_only=cached_only)
-    except (LocalEntryNotFoundError, ConnectionError, HfHubHTTPError) as e:
+    except (LocalEntryNotFoundError, HfHubHTTPError) as e:
         # not in the cache, and the Hub not asked (cached_only, HF_HUB_OFFLINE), unreachable, or answering an error
         raise (_not_here() if cached_only else _unreachable(e)) from None
-    except OSError as e:  # a full disk, a cache folder that cannot be written: not the network's fault
-        raise GPT2Unavailable(f"GPT-2's files could not be stored in the Hugging Face cache: {e}. Free some "
-                              f"space ({SIZE} are needed) or set HF_HOME to a folder you can write.") from None
+    except OSError as e:
+        if e.errno in LOCAL_ERRNOS:  # a full disk, a cache folder that cannot be written: not the network's fault
+            raise GPT2Unavailable(f"GPT-2's files could not be stored in the Hugging Face cache: {e}. Free some "
+                                  f"space ({SIZE} are needed) or set HF_HOME to a folder you can write.") from None
+        raise (_not_here() if cached_only else _unreachable(e)) from None  # e.g. a download cut short
+    except Exception as e:  # the HTTP client's own errors (a proxy, a connection dropped mid-file): the network's
+        raise (_not_here() if cached_only else _unreachable(e)) from None
     folder = Path(path)
     missing = [f for f in FILES if not (folder / f).is_file()]
     if missing:

@@ -14,8 +14,17 @@ import torch
 
 from helpers.interp.validate import batch_of_tokens, check_position
 from helpers.model import names
+from helpers.model.hooks import Cache, caching
 from helpers.model.transformer import Transformer
 from helpers.softmax import softmax
+
+
+def _states(model: Transformer, t: torch.Tensor) -> Cache:
+    """One forward pass of the whole batch (so an enclosing intervention sees the batch it was given), keeping only the
+    residual stream's states x0, x1, ...: (batch, d_model, n) each."""
+    with caching(model, Cache(), model.resid_names()) as cache:
+        model(t)
+    return cache
 
 
 @torch.no_grad()
@@ -25,7 +34,7 @@ def logit_lens(model: Transformer, tokens, position: int = -1) -> torch.Tensor:
     model's own prediction."""
     t, single = batch_of_tokens(model, tokens)
     pos = check_position(t.shape[-1], position)
-    cache = model.activations(t, model.resid_names())                              # the stream's states only
+    cache = _states(model, t)
     states = torch.stack([cache[k][..., pos] for k in model.resid_names()], dim=1)  # (batch, states, d_model)
     x = states.mT                     # (batch, d_model, states): LayerNorm normalises each column, each state alone
     p = softmax(model.read_out(x), dim=-2).mT                                     # (batch, states, n_vocab)
@@ -41,7 +50,7 @@ def lens_loss(model: Transformer, tokens) -> torch.Tensor:
     t, _ = batch_of_tokens(model, tokens)
     if t.shape[-1] < 2:
         raise ValueError("the lens loss needs at least 2 tokens: each position is scored on the token after it")
-    cache = model.activations(t, model.resid_names())                                 # the stream's states only
+    cache = _states(model, t)
     states = torch.stack([cache[k][..., :-1] for k in model.resid_names()], dim=1)   # (batch, states, d_model, n - 1)
     logp = torch.log_softmax(model.read_out(states).double(), dim=-2)             # (batch, states, n_vocab, n - 1)
     target = t[:, None, None, 1:].expand(-1, logp.shape[1], 1, -1)                 # t_(j+1) for column j

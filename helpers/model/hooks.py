@@ -103,8 +103,9 @@ def hooked(model, fns: dict[str, HookFn | Iterable[HookFn]]) -> Iterator:
                 attached.append((table[name], f))
         yield model
     finally:
-        for point, f in reversed(attached):
-            point.fns.remove(f)
+        for point, f in reversed(attached):  # each the very entry this block attached (the same function may sit
+            i = max(j for j, g in enumerate(point.fns) if g is f)  # in an enclosing block's list too)
+            del point.fns[i]
 
 
 @contextmanager
