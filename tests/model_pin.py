@@ -83,7 +83,7 @@ def fingerprints(only: list[str] | None = None, tamper=None) -> dict:
                 bad[0, 2] = (bad[0, 2] + 1) % cfg.n_vocab
                 _, clean_cache = model.run_with_cache(clean)
                 last = len(model.run_with_cache(clean)[1].resid_names) - 1
-                with patched(model, clean_cache, ["L0.h0", names.resid(last)], positions=[2, -1]):
+                with patched(model, clean_cache, [names.head(0, 0), names.resid(last)], positions=[2, -1]):
                     entry["patched"] = fingerprint(model(bad))
                 with patched(model, clean_cache, "x0", positions=[2]):
                     entry["patched x0"] = fingerprint(model(bad))

@@ -32,21 +32,22 @@ def test_a_new_intervention_needs_no_change_to_the_model(model):
     """Freeze layer 1's pattern to attend to the first token only: an edit of "L1.A" that no helper offers."""
     first = torch.zeros(len(TOKENS), CFG.n_heads, 6, 6)
     first[..., 0] = 1.0
-    with hooked(model, {"L1.A": lambda A: first}):
+    with hooked(model, {names.key(1, "A"): lambda A: first}):
         _, cache = model.run_with_cache(TOKENS)
-    assert torch.equal(cache["L1.A"], first)
-    v = cache["L1.v"]
-    torch.testing.assert_close(cache["L1.r"], v[..., :1].expand_as(v))   # r = v A^T: every column is v of token 0
+    assert torch.equal(cache[names.key(1, "A")], first)
+    v = cache[names.key(1, "v")]
+    r = cache[names.key(1, "r")]
+    torch.testing.assert_close(r, v[..., :1].expand_as(v))   # r = v A^T: every column is v of token 0
 
 
 def test_edits_compose_in_order_readers_see_the_result_and_errors_restore(model):
     before = model(TOKENS)
     order = []
-    with hooked(model, {"L0.o_heads": lambda o: order.append("outer") or o * 0}):
-        with hooked(model, {"L0.o_heads": [lambda o: order.append(float(o.abs().sum())), lambda o: None]}):
+    with hooked(model, {names.key(0, "o_heads"): lambda o: order.append("outer") or o * 0}):
+        with hooked(model, {names.key(0, "o_heads"): [lambda o: order.append(float(o.abs().sum())), lambda o: None]}):
             _, cache = model.run_with_cache(TOKENS)
     assert order == ["outer", 0.0]                     # the inner edit saw the outer one's zeros
-    assert torch.equal(cache["L0.o"], torch.zeros_like(cache["L0.o"]))   # and the cache saw both
+    assert torch.equal(cache[names.key(0, "o")], torch.zeros_like(cache[names.key(0, "o")]))   # and the cache saw both
     with pytest.raises(RuntimeError, match="inside"):
         with hooked(model, {"x2": lambda x: x * 2}):
             raise RuntimeError("inside")
@@ -67,14 +68,14 @@ def test_the_read_points_change_one_reader_only(model):
     _, clean = model.run_with_cache(TOKENS)
     with hooked(model, {names.read(1, "x_k"): lambda x: 2 * x}):
         _, edited = model.run_with_cache(TOKENS)
-    for same in ("x2", "L1.q", "L1.v"):
+    for same in ("x2", names.key(1, "q"), names.key(1, "v")):
         assert torch.equal(edited[same], clean[same]), same
-    assert not torch.allclose(edited["L1.k"], clean["L1.k"])
+    assert not torch.allclose(edited[names.key(1, "k")], clean[names.key(1, "k")])
 
 
 def test_an_unknown_point_is_named(model):
-    with pytest.raises(KeyError, match="no hook point 'L0.pattern'.*L0.A"):
-        with hooked(model, {"L0.pattern": lambda A: A}):
+    with pytest.raises(KeyError, match=r"no hook point 'blocks.0.attn.hook_pattern'.*L0\.A"):   # TransformerLens's name
+        with hooked(model, {"blocks.0.attn.hook_pattern": lambda A: A}):
             pass
 
 
@@ -82,8 +83,8 @@ def test_taking_a_function_off_takes_the_one_this_block_attached(model):
     """The same reader attached by an outer and an inner block, an edit between them: the inner block's end takes
     off its own copy, so the outer reader goes on seeing what it saw before (the edit's input, not its output)."""
     seen = []
-    with hooked(model, {"L0.o": seen.append}):
-        with hooked(model, {"L0.o": [lambda o: o * 0, seen.append]}):
+    with hooked(model, {names.key(0, "o"): seen.append}):
+        with hooked(model, {names.key(0, "o"): [lambda o: o * 0, seen.append]}):
             pass
         seen.clear()
         model(TOKENS)

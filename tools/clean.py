@@ -12,9 +12,6 @@ import nbformat
 
 COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 MARK = "# NBVAL_CHECK_OUTPUT"
-# nbgrader's markers: `nbgrader generate_assignment` (and `learner` below, through nbgrader's own
-# ClearSolutions) replaces what lies between them by "# YOUR CODE HERE / raise NotImplementedError()"
-SOLUTION_START, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task")
 KEEP_NB_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

@@ -32,6 +32,9 @@ from tools import cloud
 from tools.clean import KERNELSPEC, MARK, cleaned, is_clean, write  # noqa: F401 (the tools' names for them)
 
 ROOT = Path(__file__).resolve().parent.parent
+# nbgrader's markers: `nbgrader generate_assignment` (and `learner` below, through nbgrader's own
+# ClearSolutions) replaces what lies between them by "# YOUR CODE HERE / raise NotImplementedError()"
+SOLUTION_START, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def notebooks(args: list[str]) -> list[Path]:

@@ -35,7 +35,7 @@ from torch import nn
 from helpers.model import names
 from helpers.model.config import Config
 from helpers.model.hooks import HookPoint
-from helpers.model.project import project
+from helpers.model.project import per_head, project
 from helpers.softmax import softmax
 
 
@@ -179,7 +179,7 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
     S = hook("S", masked(S) if mask else S)  # -inf where key j > query i: the cache shows softmax*'s input
     A = hook("A", softmax(S, dim=-1))  # softmax* (the mask is already in S); rows sum to 1
     r = hook("r", v @ A.mT)  # (..., n_heads, d_head, n)
-    o_heads = hook("o_heads", W_O @ r)  # (..., n_heads, d_model, n)
+    o_heads = hook("o_heads", per_head(W_O, r))  # W_O^h r^h: (..., n_heads, d_model, n)
     o = hook("o", sum_heads(o_heads, b_O))  # (..., d_model, n)
     return AttentionOut(q, k, v, S, A, r, o_heads, o)
 

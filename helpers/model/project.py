@@ -30,3 +30,12 @@ def project(W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     H, d_out, d_in = W.shape
     out = rows @ W.reshape(H * d_out, d_in).mT  # (..., n, n_heads d_out): every head's rows side by side
     return out.unflatten(-1, (H, d_out)).movedim(-3, -1)  # (..., n_heads, d_out, n)
+
+
+def per_head(W_O: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """o^h = W_O^h r^h for every head: W_O (n_heads, d_model, d_head), r (..., n_heads, d_head, n) -> (..., n_heads,
+    d_model, n). For a frozen W_O one product per head over every position of every text, without copying W_O for
+    each text; otherwise the broadcast form (see the module's text)."""
+    if W_O.requires_grad or r.dim() != 4:
+        return W_O @ r
+    return torch.einsum("hdk,bhkn->bhdn", W_O, r)
