@@ -46,7 +46,7 @@ def pytest_runtest_call(item):
 
 
 # --- the fast part -------------------------------------------------------------------------------------------------
-# `python -m pytest -m "not slow"` runs the unit tests alone, in about a minute: what a developer runs while changing
+# `python -m pytest -m "not slow"` runs the unit tests alone, in a few minutes: what a developer runs while changing
 # helpers/. "slow" marks every notebook run by nbval, the browser tests, and the test files below, each of which
 # starts kernels, notebooks, other interpreters or a server (minutes in all). `bash run.sh test` runs everything.
 SLOW_FILES = {
@@ -60,6 +60,7 @@ SLOW_FILES = {
     "test_offline.py",           # the offline guard, in fresh interpreters and kernels
     "test_gpt2.py",              # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
     "test_model_pin.py",         # every shipped checkpoint, every intervention
+    "test_seeds.py",             # notebooks again under other seeds and machine settings
 }
 
 

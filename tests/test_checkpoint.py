@@ -69,7 +69,7 @@ def test_old_config_without_activation_loads(tmp_path):
 
 
 def test_load_named_explains_missing_file():
-    with pytest.raises(FileNotFoundError, match="tools/train_models.py no_such_model"):
+    with pytest.raises(FileNotFoundError, match=r"tools\.train_models no_such_model"):
         checkpoint.load_named("no_such_model")
 
 
