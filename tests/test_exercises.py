@@ -266,8 +266,8 @@ def test_the_tracer_sees_a_renamed_helper(tmp_path):
 
 
 def test_the_learner_command_writes_what_nbgrader_releases(tmp_path, course):
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "notebooks.py"), "learner", str(tmp_path),
-                          str(NOTEBOOKS[0])], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "tools.notebooks", "learner", str(tmp_path), str(NOTEBOOKS[0])],
+                         capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     mine = nbformat.read(tmp_path / NOTEBOOKS[0].name, as_version=4)
     released = nbformat.read(course / "release" / NAMES[0] / NOTEBOOKS[0].name, as_version=4)

@@ -150,9 +150,8 @@ class Hub:
     def make_repo(self) -> None:
         """The learner copies in a git repository (one commit on ``main``), as an instructor would publish them."""
         src = self.workdir / "learner"
-        cmd = [sys.executable, str(ROOT / "tools" / "notebooks.py"), "learner", str(src),
-               *[str(p) for p in (self.notebooks or [])]]
-        run = subprocess.run(cmd, capture_output=True, text=True)
+        cmd = [sys.executable, "-m", "tools.notebooks", "learner", str(src), *[str(p) for p in (self.notebooks or [])]]
+        run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if run.returncode:
             raise SystemExit(f"hub: making the learner copies failed:\n{run.stdout}{run.stderr}")
         git = ["git", "-c", "user.name=Gentle Transformers", "-c", "user.email=hub@localhost",
