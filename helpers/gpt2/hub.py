@@ -15,7 +15,8 @@ from helpers.gpt2.tokenizer import BPETokenizer
 from helpers.model.transformer import Transformer
 
 REPO = "openai-community/gpt2"  # GPT-2 Small on the Hugging Face Hub
-LOCAL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS)  # this machine's, not the Hub's
+LOCAL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR,
+                errno.EEXIST, errno.ENAMETOOLONG)  # a cache folder this machine cannot write: not the Hub's fault
 
 
 def download(repo: str = REPO, revision: str | None = None, cache_dir: str | Path | None = None,
