@@ -34,7 +34,7 @@ from torch import nn
 
 from helpers.model import names
 from helpers.model.config import Config
-from helpers.model.hooks import HookPoint
+from helpers.model.hooks import HookPoint, as_is
 from helpers.model.project import per_head, project
 from helpers.softmax import softmax
 
@@ -141,14 +141,10 @@ class AttentionOut:
     o: torch.Tensor  # (d_model, n)  sum over heads
 
 
-def _as_is(name: str, t: torch.Tensor) -> torch.Tensor:
-    return t
-
-
 def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
               inputs: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
               biases: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
-              hook: Callable[[str, torch.Tensor], torch.Tensor] = _as_is) -> AttentionOut:
+              hook: Callable[[str, torch.Tensor], torch.Tensor] = as_is) -> AttentionOut:
     """Multi-head attention in the post's matrix form. x: (d_model, n) or (batch, d_model, n).
 
     One head may be given without the head dimension; it is added (n_heads = 1).

@@ -56,6 +56,11 @@ class HookPoint:
         return f"HookPoint({self.name!r}, {len(self.fns)} attached)"
 
 
+def as_is(name: str, t: torch.Tensor) -> torch.Tensor:
+    """The default ``hook`` of the pure functions ``attention`` and ``mlp``: every activation left as it is."""
+    return t
+
+
 def name_points(model) -> dict[str, HookPoint]:
     """Every hook point by its name, in the order a forward pass reaches them; the states the blocks write are
     numbered here, x1, x2, ..., one after every residual add."""
@@ -111,14 +116,15 @@ def hooked(model, fns: dict[str, HookFn | Iterable[HookFn]]) -> Iterator:
 @contextmanager
 def suspended(model) -> Iterator:
     """Inside the ``with`` block no function attached so far acts: a clean run, even inside an intervention."""
-    saved = {name: p.fns for name, p in points(model).items()}
+    table = points(model)
+    saved = {name: p.fns for name, p in table.items()}
     try:
-        for p in saved:
-            points(model)[p].fns = []
+        for p in table.values():
+            p.fns = []
         yield model
     finally:
         for name, fns in saved.items():
-            points(model)[name].fns = fns
+            table[name].fns = fns
 
 
 class Cache(dict):

@@ -20,7 +20,7 @@ from torch import nn
 
 from helpers.model import names
 from helpers.model.config import Config
-from helpers.model.hooks import HookPoint
+from helpers.model.hooks import HookPoint, as_is
 from helpers.model.project import project
 
 
@@ -50,13 +50,9 @@ def activation(name: str):
     return ACTIVATIONS[name]
 
 
-def _as_is(name: str, t: torch.Tensor) -> torch.Tensor:
-    return t
-
-
 def mlp(x: torch.Tensor, W_1: torch.Tensor, b_1: torch.Tensor, W_2: torch.Tensor, b_2: torch.Tensor,
         act: str = "relu",
-        hook: Callable[[str, torch.Tensor], torch.Tensor] = _as_is) -> tuple[torch.Tensor, torch.Tensor]:
+        hook: Callable[[str, torch.Tensor], torch.Tensor] = as_is) -> tuple[torch.Tensor, torch.Tensor]:
     """The post's equations as a pure function: returns (z, m).
 
     x: (d_model, n) or (batch, d_model, n) -> z: (..., d_mlp, n), m: (..., d_model, n).
