@@ -8,6 +8,7 @@ connections and name look-ups; this process loads it directly. The browser is ke
 by its own flags (tools/jlab/). Set GT_OFFLINE=0 to switch the guard off.
 """
 
+import ast
 import os
 import re
 import runpy
@@ -23,6 +24,12 @@ if os.environ.get("GT_OFFLINE", "1") == "1":
     if str(_GUARD) not in parts:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(_GUARD), *parts])
     runpy.run_path(str(_GUARD / "sitecustomize.py"))
+
+# Threads that wait sleep instead of spinning (OpenMP's passive wait policy), in every process the tests start. The
+# "other machine" runs with two torch threads (tests/test_determinism.py) share 2 cores with another test worker, and
+# spinning made them 2.5x slower there. It changes no number: the negative control in tests/test_determinism.py
+# compares the trained weights under both policies, bit for bit.
+os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
 # --- a clean run shows the learner no warnings ----------------------------------------------------------------------
@@ -64,8 +71,75 @@ SLOW_FILES = {
 }
 
 
+# --- two workers ----------------------------------------------------------------------------------------------------
+# `bash run.sh test` runs the suite on pytest-xdist's workers (GT_WORKERS, default: the CPU count up to 4), each with
+# one torch thread. Tests go to a worker in units that must stay together: a notebook's nbval cells (they share a
+# kernel), a file's tests (module fixtures: one nbgrader course, one run of every notebook), the browser tests (each
+# file's Playwright must end before the next starts its own), and the check tests with the message census that reads
+# what they raised (it runs last among them, tests/conftest.py). The files whose tests are each a run of their own (a
+# notebook under other settings, another Python) are split test by test. Units start longest first, so that no worker
+# is left with a long one at the end.
+EACH_TEST_ALONE = {"test_determinism.py", "test_seeds.py", "test_pythons.py"}
+
+
+def _census_group() -> set[str]:
+    """The check tests (tests/message_census.py's CHECK_TESTS, read without importing it: importing it starts its
+    recording) and the census test's own file."""
+    tree = ast.parse((Path(__file__).parent / "tests" / "message_census.py").read_text(encoding="utf-8"))
+    value = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and getattr(node.targets[0], "id", "") == "CHECK_TESTS")
+    return set(ast.literal_eval(value)) | {"test_check_messages.py"}
+
+
+CENSUS_GROUP = _census_group()
+LONGEST_FIRST = ["test_exercises.py", "browser", "test_checks_containers.py", ".ipynb",
+                 "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
+                 "test_lab.py"]
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to (see above), from its pytest node id."""
+    path = nodeid.split("::", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    if name in CENSUS_GROUP:
+        return "message census"
+    if "browser" in path.split("/"):  # one Playwright per worker thread at a time: the files in their order, together
+        return "browser"
+    if name in EACH_TEST_ALONE:
+        return nodeid
+    return path
+
+
+def start_rank(nodeid: str) -> int:
+    """Where a test's unit starts in the queue: the longest kinds first (LONGEST_FIRST, measured), then the rest."""
+    path = nodeid.split("::", 1)[0]
+    for rank, part in enumerate(LONGEST_FIRST):
+        if part in path.split("/") or path.endswith(part):
+            return rank
+    return len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "load":  # (-n without --dist) a --dist asked for is xdist's own
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SeriesScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False  # the order is the collection's, sorted below
+    return SeriesScheduling(config, log)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    for item in items:
+    for item in items:  # before -m reads the marks
         path = Path(str(item.fspath))
         if path.suffix == ".ipynb" or "browser" in path.parts or path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+    result = yield
+    if hasattr(config, "workerinput"):  # on an xdist worker, after every other hook: all workers sort alike (stable)
+        items.sort(key=lambda item: start_rank(item.nodeid))
+    return result

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gentle Transformers — the one entry point (README.md shows the two commands a new machine needs).
 #
-#   bash run.sh lab     set up on first use, then open the series in JupyterLab
+#   bash run.sh lab     set up on first use, then open the series in JupyterLab: your own copies, in work/
+#   bash run.sh notebook   the same in Jupyter Notebook 7
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
@@ -14,7 +15,9 @@
 # packages of requirements.txt and this repo's `helpers` package installed in editable mode. It is redone
 # only when requirements.txt or pyproject.toml change. The interpreter: GT_PYTHON=/path/to/python3.X, or the
 # first supported one found (python3.11, 3.12, 3.13, 3.10, python3, python on PATH, then pyenv's versions).
-# GT_THREADS sets torch's thread count (default 1 in tests).
+# GT_WORK names another folder for the learner's own copies of the notebooks (tools/workspace.py: updates never
+# write over them). GT_THREADS sets torch's thread count (default 1 in tests); GT_WORKERS the number of test
+# processes (default: the CPU count, up to 4).
 #
 # Other Pythons: with CI=true, or GT_PYTHONS="3.10 3.13", `bash run.sh test` also prepares an environment
 # for each other supported Python found on the machine, under ${XDG_CACHE_HOME:-~/.cache}/gentle-transformers/
@@ -246,14 +249,17 @@ main() {
     setup)
       setup
       ;;
-    lab)
+    lab | notebook)
       setup
+      # the learner's own copies (exercises blank), brought up to date without writing over their work
+      work=$(abspath "${GT_WORK:-$ROOT/work}")
+      "$PY" -m tools.workspace "$work" || exit 1
       extra=()
       if [ "$(id -u)" = 0 ] && [[ " $* " != *" --allow-root "* ]]; then
-        echo "==> You are root: adding --allow-root (JupyterLab refuses to start as root without it)"
+        echo "==> You are root: adding --allow-root (Jupyter refuses to start as root without it)"
         extra=(--allow-root)
       fi
-      exec "$VENV/bin/jupyter" lab notebooks/01_bigrams.ipynb ${extra[@]+"${extra[@]}"} "$@"
+      exec "$VENV/bin/jupyter" "$cmd" "$work/01_bigrams.ipynb" ${extra[@]+"${extra[@]}"} "$@"
       ;;
     test)
       setup
@@ -261,7 +267,10 @@ main() {
       proxy
       other_pythons
       export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
-      exec "$PY" -m pytest "$@"
+      # pytest-xdist's workers, one torch thread each (the root conftest.py says what runs together); GT_WORKERS=0
+      # runs the suite in this one process (and lets you pass -p no:xdist)
+      workers=${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}
+      exec "$PY" -m pytest -n "$workers" "$@"
       ;;
     hub)
       setup
@@ -295,7 +304,7 @@ main() {
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)
-      echo "usage: bash run.sh [lab|test|bench|a11y|hub|gpt2|refresh-notebooks|setup]" >&2; exit 2 ;;
+      echo "usage: bash run.sh [lab|notebook|test|bench|a11y|hub|gpt2|refresh-notebooks|setup]" >&2; exit 2 ;;
   esac
 }
 

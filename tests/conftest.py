@@ -4,6 +4,7 @@
 import os
 from pathlib import Path
 
+import pytest
 import torch
 
 import message_census  # records every exercise check's message as the run goes (tests/test_check_messages.py)
@@ -15,6 +16,7 @@ def pytest_configure(config):
     torch.set_num_threads(int(os.environ.get("GT_THREADS", "1")))
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: a file run in part does not count as whole
 def pytest_collection_modifyitems(config, items):
     """The message census runs last, so that it can read what the check tests raised earlier in this same run
     instead of running them all again (minutes of CI)."""
@@ -22,7 +24,7 @@ def pytest_collection_modifyitems(config, items):
     for item in census:
         items.remove(item)
         items.append(item)
-    message_census.RAN.update(Path(str(item.fspath)).name for item in items)
+    message_census.COLLECTED.update(Path(str(item.fspath)).name for item in items)
 
 
 def pytest_runtest_setup(item):
@@ -30,5 +32,8 @@ def pytest_runtest_setup(item):
 
 
 def pytest_runtest_logreport(report):
-    if report.failed or (report.skipped and report.when == "call"):  # that file's census is not whole
-        message_census.RAN.discard(Path(report.fspath).name)
+    name = Path(report.fspath).name  # a file's census is whole when each of its tests passed here, and nothing failed
+    if report.when == "call" and report.passed:
+        message_census.PASSED[name] += 1
+    if report.failed:  # in any phase (a teardown too): never whole
+        message_census.COLLECTED[name] += 1

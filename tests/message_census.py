@@ -5,6 +5,7 @@ to the file named by GT_MESSAGE_CENSUS."""
 
 import json
 import os
+from collections import Counter
 
 from helpers.checks import base
 
@@ -26,7 +27,15 @@ def _recording_init(self, *args, **kwargs):
 base.ExerciseError.__init__ = _recording_init   # NotWrittenYet and every other subclass too
 
 
-RAN: set[str] = set()  # the test files whose every test ran in this session and passed (tests/conftest.py fills it)
+# tests/conftest.py counts, per test file, the tests collected and the tests that passed in this process (under
+# pytest-xdist a worker collects every test but runs only its share)
+COLLECTED: Counter[str] = Counter()
+PASSED: Counter[str] = Counter()
+
+
+def whole() -> bool:
+    """Whether every check test ran and passed in this process, so RAISED holds all they raised."""
+    return all(PASSED[name] == COLLECTED[name] > 0 for name in CHECK_TESTS)
 
 
 def pytest_sessionfinish(session):

@@ -25,7 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECKS = ROOT / "helpers" / "checks"
 CHECK_TESTS = message_census.CHECK_TESTS  # the tests that hand wrong answers to the checks
 # tests that raise ExerciseError too but give right answers or whole notebooks (slow, and no message of their own)
-OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py", Path(__file__).name)
+OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py", "test_answers.py",
+               Path(__file__).name)
+NOT_CHECKS = ("answers.py", "solutions.py")  # the series' answers on request: code and prints, no check's message
+# (tests/test_answers.py gives each of answers.py's texts)
+
+
+def check_modules() -> list[Path]:
+    return [path for path in sorted(CHECKS.glob("*.py")) if path.name not in NOT_CHECKS]
 
 
 def message_pieces(path: Path) -> list[tuple[int, str]]:
@@ -51,7 +58,7 @@ def message_pieces(path: Path) -> list[tuple[int, str]]:
 
 
 def test_the_census_reads_messages_and_nothing_else():
-    pieces = {text for path in CHECKS.glob("*.py") for _, text in message_pieces(path)}
+    pieces = {text for path in check_modules() for _, text in message_pieces(path)}
     assert len(pieces) > 300
     assert "the causal mask is missing: query i sees keys j > i. Use softmax* (−inf above the" in " ".join(pieces)
     assert not any(text.startswith("fn(x, W_1, b_1, W_2, b_2) with x") for text in pieces)       # a docstring
@@ -65,8 +72,8 @@ def test_every_test_that_gives_a_check_wrong_answers_is_in_the_census():
 
 
 def test_every_message_of_every_check_is_given_by_a_test(tmp_path):
-    if set(CHECK_TESTS) <= message_census.RAN:  # a whole run: every check test ran earlier in it (this test runs
-        raised = "\n".join(message_census.RAISED)  # last, tests/conftest.py) and passed, recording as it went
+    if message_census.whole():  # every check test ran earlier in this process (this test runs last among them,
+        raised = "\n".join(message_census.RAISED)  # tests/conftest.py) and passed, recording as it went
     else:  # a run of some files only: run the check tests here
         census = tmp_path / "raised.json"
         env = {**os.environ, "GT_MESSAGE_CENSUS": str(census),
@@ -77,5 +84,5 @@ def test_every_message_of_every_check_is_given_by_a_test(tmp_path):
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         raised = "\n".join(json.loads(census.read_text(encoding="utf-8")))
     never = [f"helpers/checks/{path.name}:{line}: {text[:90]}"
-             for path in sorted(CHECKS.glob("*.py")) for line, text in message_pieces(path) if text not in raised]
+             for path in check_modules() for line, text in message_pieces(path) if text not in raised]
     assert not never, "no test makes these messages fire:\n" + "\n".join(never)

@@ -135,10 +135,13 @@ def _train_fingerprint(env: dict[str, str]) -> tuple[str, str, str]:
 def test_negative_control_the_other_machines_really_round_differently():
     normal_env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR",
                                                                     "ONEDNN_MAX_CPU_ISA")} | {"GT_THREADS": "1"}
-    envs = [normal_env, normal_env] + [perturbed_env(m) for m in OTHER_MACHINES]
+    spinning = perturbed_env("other machine A") | {"OMP_WAIT_POLICY": "ACTIVE"}  # the root conftest.py's PASSIVE off
+    envs = [normal_env, normal_env] + [perturbed_env(m) for m in OTHER_MACHINES] + [spinning]
     with ThreadPoolExecutor(2) as pool:
-        normal, again, *others = [r.result() for r in [pool.submit(_train_fingerprint, env) for env in envs]]
+        normal, again, *others, spun = [r.result() for r in [pool.submit(_train_fingerprint, env) for env in envs]]
     assert normal == again, "the same settings must give bit-for-bit identical weights (a seeding bug?)"
+    assert spun == others[0], \
+        "OpenMP's wait policy changed the numbers of a two-thread run: take OMP_WAIT_POLICY out of the root conftest.py"
     for (machine, settings), other in zip(OTHER_MACHINES.items(), others):
         want = (settings["ATEN_CPU_CAPABILITY"].upper(), settings["GT_THREADS"])
         assert other[:2] == want, f"the perturbation of {machine} did not take effect: {other}"

@@ -173,8 +173,10 @@ def test_a_wrong_answer_scores_zero_and_its_feedback_is_the_checks_message(cours
     nb = autograded(course, WRONG, "wrong")
     check = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == first)
     (error,) = [o for o in check.outputs if o.output_type == "error"]
-    # the message alone, not a traceback through the check's code (ExerciseError._render_traceback_)
-    assert error.traceback == [f"\x1b[0;31mExerciseError\x1b[0m: {error.evalue}"]
+    # the message alone, not a traceback through the check's code (ExerciseError._render_traceback_), and after it
+    # how to see the series' answer
+    assert error.traceback == [f"\x1b[0;31mExerciseError\x1b[0m: {error.evalue}",
+                               '(Stuck after trying? checks.answer("1.1") shows the series\' answer.)']
     assert "each *column* is a distribution" in error.evalue
     feedback = html.unescape((course / "feedback" / "wrong" / WRONG / f"{WRONG}.html").read_text(encoding="utf-8"))
     assert "each *column* is a distribution" in feedback
@@ -274,3 +276,7 @@ def test_the_learner_command_writes_what_nbgrader_releases(tmp_path, course):
     assert [c.source for c in mine.cells] == [c.source for c in released.cells]
     in_process = nbtool.learner_copy(nbformat.read(NOTEBOOKS[0], as_version=4))
     assert [c.source for c in in_process.cells] == [c.source for c in released.cells]
+    for name, path in zip(NAMES, NOTEBOOKS):  # learn/, what a learner's workspace, Binder and Colab open
+        released = nbformat.read(course / "release" / name / path.name, as_version=4)
+        committed = nbformat.read(nbtool.LEARN / path.name, as_version=4)
+        assert [c.source for c in committed.cells] == [c.source for c in released.cells], path.name

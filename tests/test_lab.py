@@ -1,5 +1,6 @@
 """`bash run.sh lab`, exactly as the README says (plus only server flags: no browser, a free port on
-127.0.0.1, a token), starts JupyterLab for any user, root included, and serves notebook 01.
+127.0.0.1, a token), starts JupyterLab for any user, root included, and serves notebook 01 from the learner's own
+workspace, with every exercise blank; `bash run.sh notebook` does the same in Jupyter Notebook 7.
 
 The server runs in its own process group, which is stopped (SIGTERM, then SIGKILL) and checked empty at
 the end; every wait is bounded. Offline: the server is reached on 127.0.0.1, which the guard allows.
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = "notebooks/01_bigrams.ipynb"
+NOTEBOOK = "learn/01_bigrams.ipynb"  # what the learner's workspace is made from
 START_TIMEOUT = 120  # s; JupyterLab answers in 3-5 s on a quiet machine, much later on a busy one
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy for 127.0.0.1
 
@@ -67,19 +68,20 @@ def stop(proc: subprocess.Popen) -> None:
     assert not group_alive(pgid), "processes of the lab server were left running"
 
 
-@pytest.fixture
-def lab_server(tmp_path):
+@pytest.fixture(params=["lab", "notebook"])
+def lab_server(tmp_path, request):
     port, token = free_port(), secrets.token_hex(16)
     log_path = tmp_path / "lab.log"
-    # JUPYTER_RUNTIME_DIR: the server's connection files go to tmp_path, not the user's home.
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    # JUPYTER_RUNTIME_DIR: the server's connection files go to tmp_path, not the user's home; GT_WORK: the
+    # learner's workspace too, not the clone's work/
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), GT_WORK=str(tmp_path / "work"))
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            ["bash", "run.sh", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+            ["bash", "run.sh", request.param, "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
              "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}"],
             cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        yield proc, f"http://127.0.0.1:{port}", token, log_path
+        yield proc, f"http://127.0.0.1:{port}", token, log_path, request.param
     finally:
         stop(proc)
     with socket.socket() as s:  # nothing listens on the port any more
@@ -87,11 +89,11 @@ def lab_server(tmp_path):
 
 
 def test_run_sh_lab_starts_jupyterlab_and_serves_notebook_01(lab_server):
-    proc, url, token, log_path = lab_server
+    proc, url, token, log_path, app = lab_server
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         if proc.poll() is not None:
-            pytest.fail(f"`bash run.sh lab` exited with {proc.returncode} before serving:\n{log_path.read_text()}")
+            pytest.fail(f"`bash run.sh {app}` exited with {proc.returncode} before serving:\n{log_path.read_text()}")
         try:
             if get(f"{url}/api/status", token)[0] == 200:
                 break
@@ -107,11 +109,17 @@ def test_run_sh_lab_starts_jupyterlab_and_serves_notebook_01(lab_server):
     else:
         assert "--allow-root" not in log, log
 
-    # run.sh opens notebooks/01_bigrams.ipynb, so JupyterLab serves the notebooks folder: the series, 01 first
+    # run.sh opens the learner's workspace, which it has just filled: the series' learner copies, 01 first
+    n = len(list((ROOT / "learn").glob("*.ipynb")))
+    assert f"Your workspace {Path(log_path).parent / 'work'}: {n} notebook(s) copied in" in log, log
     status, body = get(f"{url}/api/contents", token)
     assert status == 200, body[:500]
     served = {item["name"] for item in json.loads(body)["content"]}
-    assert served >= {nb.name for nb in (ROOT / "notebooks").glob("*.ipynb")}, served
+    assert served == {nb.name for nb in (ROOT / "learn").glob("*.ipynb")}, served
+    for name in served:  # no solution in any of them: each exercise says "YOUR CODE HERE"
+        status, body = get(f"{url}/api/contents/{name}?content=1", token)
+        code = "\n".join("".join(c["source"]) for c in json.loads(body)["content"]["cells"] if c["cell_type"] == "code")
+        assert "### BEGIN SOLUTION" not in code and "# YOUR CODE HERE" in code, name
 
     name = Path(NOTEBOOK).name
     status, body = get(f"{url}/api/contents/{name}?content=1", token)
@@ -122,7 +130,8 @@ def test_run_sh_lab_starts_jupyterlab_and_serves_notebook_01(lab_server):
     assert len(model["content"]["cells"]) == len(on_disk["cells"])
     assert "".join(model["content"]["cells"][0]["source"]).startswith("# 01")
 
-    status, body = get(f"{url}/lab/tree/{name}", token)
-    assert status == 200 and b"JupyterLab" in body
+    page = f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}"
+    status, body = get(page, token)
+    assert status == 200 and (b"JupyterLab" in body if app == "lab" else b"Jupyter Notebook" in body), page
     status, _ = get(f"{url}/api/contents/{name}", "wrong-token")
     assert status == 403, "the server must want its token"

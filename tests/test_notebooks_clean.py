@@ -114,3 +114,13 @@ def test_readme_lists_every_exercise():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = nbtool.exercise_table(NOTEBOOKS)
     assert nbtool.readme_with_table(readme, table) == readme, "run: python -m tools.notebooks exercises --write"
+
+
+def test_the_learner_copies_are_made_from_the_series():
+    """learn/ (what Binder, Colab and the learner's workspace open) holds exactly the learner copy of every notebook,
+    as `python -m tools.notebooks clean` writes it from notebooks/."""
+    assert sorted(p.name for p in nbtool.LEARN.glob("*.ipynb")) == [p.name for p in NOTEBOOKS]
+    for path in NOTEBOOKS:
+        assert (nbtool.LEARN / path.name).read_text(encoding="utf-8") == \
+            nbtool.learner_text(nbformat.read(path, as_version=4)), \
+            f"learn/{path.name} is stale: run python -m tools.notebooks clean"

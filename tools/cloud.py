@@ -118,11 +118,11 @@ def with_colab_cell(nb: nbformat.NotebookNode, source: str) -> nbformat.Notebook
 
 def binder_url(repo: str, ref: str, notebook: str | None = None) -> str:
     url = f"https://mybinder.org/v2/gh/{repo}/{ref}"
-    return url + (f"?urlpath=lab/tree/notebooks/{notebook}" if notebook else "")
+    return url + f"?urlpath=lab/tree/learn/{notebook or ''}"  # the learner copies: the exercises blank
 
 
 def colab_url(repo: str, ref: str, notebook: str) -> str:
-    return f"https://colab.research.google.com/github/{repo}/blob/{ref}/notebooks/{notebook}"
+    return f"https://colab.research.google.com/github/{repo}/blob/{ref}/learn/{notebook}"
 
 
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"

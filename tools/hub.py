@@ -193,6 +193,8 @@ class Hub:
     def config(self) -> str:
         venv_bin = Path(sys.executable).parent
         env = {"GT_THREADS": os.environ.get("GT_THREADS", "1"), "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+               # checks.answer("1.1") shows the series' answers unless a graded class has GT_ANSWERS=0 bash run.sh hub
+               "GT_ANSWERS": os.environ.get("GT_ANSWERS", "1"),
                "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
                # git refuses to read a repository another account owns unless its global config names it safe
                "GIT_CONFIG_GLOBAL": str(self.workdir / "gitconfig")}

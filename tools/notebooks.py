@@ -1,8 +1,8 @@
 """Keep the committed notebooks clean and their checked outputs current.
 
-    python -m tools.notebooks clean   [NOTEBOOK ...]   strip outputs and execution noise
+    python -m tools.notebooks clean   [NOTEBOOK ...]   strip outputs and execution noise; write learn/'s copies
     python -m tools.notebooks refresh [NOTEBOOK ...]   run on a fresh kernel, then clean
-    python -m tools.notebooks check   [NOTEBOOK ...]   exit 1 if any notebook is not clean
+    python -m tools.notebooks check   [NOTEBOOK ...]   exit 1 if any notebook or learner copy is not current
     python -m tools.notebooks learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
     python -m tools.notebooks course  DIR                  an nbgrader course folder holding the series
     python -m tools.notebooks exercises [--write]           the instructor table of every exercise
@@ -37,8 +37,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTION_START, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
+NOTEBOOKS = ROOT / "notebooks"  # the series as written, with the solutions (nbval, nbgrader's source, instructors)
+LEARN = ROOT / "learn"  # the learner copies made from them: what Binder, Colab and a learner's workspace open
+
+
 def notebooks(args: list[str]) -> list[Path]:
-    return [Path(a) for a in args] if args else sorted((ROOT / "notebooks").glob("*.ipynb"))
+    return [Path(a).resolve() for a in args] if args else sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def is_series(path: Path) -> bool:
+    return path.resolve().parent == NOTEBOOKS
 
 
 def learner_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -53,6 +61,59 @@ def learner_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb
+
+
+def learner_text(nb: nbformat.NotebookNode) -> str:
+    """The committed text of the learner copy of a series notebook."""
+    copy = learner_copy(nb)
+    nbformat.validate(copy)
+    return nbformat.writes(copy) + "\n"
+
+
+def write_learner_copy(nb: nbformat.NotebookNode, path: Path) -> Path:
+    """learn/NAME from the series notebook `nb` read from notebooks/NAME."""
+    LEARN.mkdir(exist_ok=True)
+    out = LEARN / path.name
+    out.write_text(learner_text(nb), encoding="utf-8")
+    return out
+
+
+SOLUTIONS = ROOT / "helpers" / "checks" / "solutions.py"  # what checks.answer("1.1") shows (helpers/checks/answers.py)
+
+
+def solutions_text(paths: list[Path]) -> str:
+    """helpers/checks/solutions.py: every exercise's solution cell (its markers taken out) and its checks."""
+    lines = ['"""The series\' solution of every exercise, for helpers/checks/answers.py. Written by',
+             "`python -m tools.notebooks clean` from the solution cells of notebooks/ (tests/test_notebooks_clean.py",
+             'checks it is current): do not edit."""',
+             "# ruff: noqa: E501", "", "SOLUTIONS = {"]
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        for ex in exercises(path):
+            _, solution, check = ex["cells"]
+            code = "\n".join(line for line in nb.cells[solution].source.splitlines()
+                             if line.strip() not in (SOLUTION_START, SOLUTION_END))
+            checks = re.findall(r"\b(check_\w+)\(", nb.cells[check].source)
+            lines += [f"    {ex['number']!r}: {{", f"        'notebook': {path.name!r},",
+                      f"        'title': {ex['title']!r},", f"        'checks': {checks!r},",
+                      f"        'code': {code!r},", "    },"]
+    return "\n".join([*lines, "}", ""])
+
+
+def solution_lines(path: Path) -> set[str]:
+    """The lines of a series notebook's solutions that appear nowhere else in it: what a learner copy must not show
+    (a `with torch.no_grad():` the notebook also has elsewhere gives nothing away)."""
+    nb = nbformat.read(path, as_version=4)
+    bodies = [nb.cells[ex["cells"][1]].source.split(SOLUTION_START)[1].split(SOLUTION_END)[0] for ex in exercises(path)]
+    rest = "\n".join(cell.source for cell in nb.cells)
+    for body in bodies:
+        rest = rest.replace(body, "")
+    return {line.strip() for body in bodies for line in body.splitlines()
+            if len(line.strip()) > 12 and line.strip() not in rest}
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.exists() else None
 
 
 EXERCISE = re.compile(r"^### Exercise (\d+)\.(\d+) · (.+)$", re.M)
@@ -191,6 +252,8 @@ def main(argv: list[str]) -> int:
         if cmd == "check":
             if not is_clean(path):
                 bad.append(path)
+            if is_series(path) and learner_text(nb) != _read(LEARN / path.name):
+                bad.append(LEARN / path.name)
             continue
         if cmd == "refresh":
             from nbclient import NotebookClient
@@ -200,8 +263,19 @@ def main(argv: list[str]) -> int:
                            resources={"metadata": {"path": str(path.parent)}}).execute()
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s")
         write(cleaned(nb), path)
+        if is_series(path):
+            write_learner_copy(nb, path)
+    if cmd != "check":
+        SOLUTIONS.write_text(solutions_text(notebooks([])), encoding="utf-8")
+    elif solutions_text(notebooks([])) != _read(SOLUTIONS):
+        bad.append(SOLUTIONS)
     for path in bad:
-        print(f"{path} is not clean: run `python -m tools.notebooks clean {path}`")
+        if path == SOLUTIONS:
+            print(f"{path} does not hold the solutions of notebooks/: run `python -m tools.notebooks clean`")
+            continue
+        source = NOTEBOOKS / path.name
+        print(f"{path} is not clean or not made from {source.relative_to(ROOT)}: run "
+              f"`python -m tools.notebooks clean {source.relative_to(ROOT)}`")
     return 1 if bad else 0
 
 

@@ -17,11 +17,14 @@ training.py   notebook 08: one training step (forward, next-token loss, backward
 induction.py  notebook 09: an induction-score detector, an ablation measured, a confident mistake
 circuits.py   notebook 10: a head's two circuits, a K-composition score, the cost of a causal head, the
               induction circuit by hand
+answers.py    checks.answer("1.1"): the series' own answer, shown after the learner has tried (solutions.py, written
+              from notebooks/ by tools/notebooks.py)
 gpt2.py       notebook 11: the log-probability of a continuation of several tokens, king - man + woman in W_E,
               the logit lens scored state by state
 """
 
 from helpers.checks.base import ExerciseError  # noqa: F401
+from helpers.checks.answers import answer  # noqa: F401  (the series' answer, on request after an attempt)
 from helpers.checks.ngrams import check_add_k_loss, check_bigram_table, check_heldout_cross_entropy  # noqa: F401
 from helpers.checks.softmax import check_softmax  # noqa: F401
 from helpers.checks.zero_layer import check_logit_grad, check_train_zero_layer  # noqa: F401

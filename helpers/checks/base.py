@@ -24,13 +24,27 @@ LIMIT = 20.0  # seconds one call of a learner's function may take. Every check c
 # loop is still named within LIMIT seconds. The measurement: docs/check_limit.md (tools/busy.py).
 
 
+ATTEMPTED: set[str] = set()  # the checks that ran on a function the learner wrote, in this process (answers.py)
+
+
+def _answer_offer(check_name: str, right: bool) -> str:
+    """The line under a verdict on the learner's attempt that says how to see the series' answer ("" if none)."""
+    from helpers.checks import answers  # (imported here: it reads this module)
+
+    return answers.offer(check_name, right)
+
+
 class ExerciseError(AssertionError):
     """The learner's answer is not right yet; the message says why and what to try."""
 
+    exercise_check = ""  # the check that raised it, set when it comes from a learner's attempt
+
     def _render_traceback_(self) -> list[str]:
         """In Jupyter (IPython asks exceptions for this), show the message alone, in red, instead of a
-        traceback through the check's code; the cell still fails, so nbgrader scores it 0."""
-        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+        traceback through the check's code; the cell still fails, so nbgrader scores it 0. After an attempt,
+        a last line says how to see the series' answer."""
+        offer = _answer_offer(self.exercise_check, right=False) if self.exercise_check else ""
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"] + ([offer] if offer else [])
 
 
 class NotWrittenYet(ExerciseError):
@@ -59,14 +73,27 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
         def run(*args, **kwargs):
             try:
                 ok = check(*args, **kwargs)
-                # in Jupyter the ✔ line is the answer: no "True" under it, which nbgrader would also try
-                # to read as a partial-credit score
-                return None if _in_jupyter() else ok
             except NotWrittenYet as e:
                 if not _in_jupyter():
                     raise
                 print(f"✗ {e}", file=sys.stderr)
                 return None
+            except ExerciseError as e:
+                ATTEMPTED.add(check.__name__)
+                e.exercise_check = check.__name__  # (its display in Jupyter offers the answer)
+                raise
+            except Exception:  # the check's own code broke on what it was given: an attempt all the same
+                ATTEMPTED.add(check.__name__)
+                raise
+            ATTEMPTED.add(check.__name__)
+            if not _in_jupyter():
+                return ok
+            offer = _answer_offer(check.__name__, right=True)
+            if offer:
+                print(offer)
+            # in Jupyter the ✔ line is the answer: no "True" under it, which nbgrader would also try
+            # to read as a partial-credit score
+            return None
         run.answered_by = tuple(answered_by)
         return run
     return mark
