@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -212,12 +213,7 @@ def shapes(source: str, smallest: int = 8) -> set[str]:
 
 
 def solution_source(cell) -> str:
-    lines = cell.source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == nbtool.SOLUTION_START)
-    end = next(i for i, line in enumerate(lines) if line.strip() == nbtool.SOLUTION_END)
-    body = lines[start + 1:end]
-    indent = min(len(line) - len(line.lstrip()) for line in body if line.strip())
-    return "\n".join(line[indent:] for line in body)
+    return textwrap.dedent(nbtool.solution_body(cell.source))
 
 
 @pytest.mark.parametrize("name", NAMES)

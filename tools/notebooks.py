@@ -100,11 +100,16 @@ def solutions_text(paths: list[Path]) -> str:
     return "\n".join([*lines, "}", ""])
 
 
+def solution_body(source: str) -> str:
+    """What lies between a solution cell's markers (what the learner copy clears), as the cell has it."""
+    return source.split(SOLUTION_START, 1)[1].split(SOLUTION_END, 1)[0]
+
+
 def solution_lines(path: Path) -> set[str]:
     """The lines of a series notebook's solutions that appear nowhere else in it: what a learner copy must not show
     (a `with torch.no_grad():` the notebook also has elsewhere gives nothing away)."""
     nb = nbformat.read(path, as_version=4)
-    bodies = [nb.cells[ex["cells"][1]].source.split(SOLUTION_START)[1].split(SOLUTION_END)[0] for ex in exercises(path)]
+    bodies = [solution_body(nb.cells[ex["cells"][1]].source) for ex in exercises(path)]
     rest = "\n".join(cell.source for cell in nb.cells)
     for body in bodies:
         rest = rest.replace(body, "")

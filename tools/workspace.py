@@ -118,9 +118,9 @@ def sync(folder: Path, series: Path = LEARN) -> Report:
         elif record.get(name) == new:
             report.kept.append(name)
             continue
-        elif digest(mine) == new:  # already the series' version (a record lost, or a copy made by hand)
+        elif (have := digest(mine)) == new:  # already the series' version (a record lost, or a copy made by hand)
             report.kept.append(name)
-        elif name in record and digest(mine) == record[name]:
+        elif record.get(name) == have:  # untouched since it was copied in
             shutil.copyfile(source, mine)
             report.updated.append(name)
         else:  # the learner's work (or a copy made before this record existed): never written over

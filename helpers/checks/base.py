@@ -78,12 +78,10 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
                     raise
                 print(f"✗ {e}", file=sys.stderr)
                 return None
-            except ExerciseError as e:
+            except Exception as e:  # a wrong answer, or the check's own code broke on it: an attempt all the same
                 ATTEMPTED.add(check.__name__)
-                e.exercise_check = check.__name__  # (its display in Jupyter offers the answer)
-                raise
-            except Exception:  # the check's own code broke on what it was given: an attempt all the same
-                ATTEMPTED.add(check.__name__)
+                if isinstance(e, ExerciseError):
+                    e.exercise_check = check.__name__  # (its display in Jupyter offers the answer)
                 raise
             ATTEMPTED.add(check.__name__)
             if not _in_jupyter():
