@@ -296,3 +296,14 @@ def test_no_notebook_draws_a_figure_around_the_helpers():
                 found = drawing.search("".join(cell["source"]))
                 assert not found, f"{path.name} cell {i} draws with matplotlib directly ({found.group(0)}): use a " \
                                   "helpers.plots helper, which gives the figure its data in words"
+
+
+def test_a_diverging_heatmap_is_centred_on_zero_unless_told_otherwise():
+    from helpers.plots import basic
+
+    M = np.array([[0.5, 2.0], [-1.0, 0.25]])   # not symmetric about 0: an uncentred map would put white at 0.5
+    im = basic.heatmap(None, M, cmap="RdBu_r").images[0]
+    assert im.get_clim() == (-2.0, 2.0)
+    assert basic.heatmap(None, M, cmap="RdBu_r", vmin=-1, vmax=1).images[0].get_clim() == (-1, 1)
+    assert basic.heatmap(None, M).images[0].get_clim() == (-1.0, 2.0)   # a sequential map: the data's range
+    plt.close("all")

@@ -1,5 +1,6 @@
 """The attention explorers: right state in the caption, learner mistakes shown not raised, fast redraws."""
 
+import re
 
 import pytest
 import torch
@@ -170,3 +171,96 @@ def test_heads_explorer_switches_heads_off(model_and_tok):
     ex.switches[0].value = True
     assert ex.off == set() and "Every head is on" in ex.caption.value
     torch.testing.assert_close(model.next_token_probs(ids), p_all)  # the model itself is untouched
+
+
+def test_the_heads_explorer_runs_the_model_only_for_what_is_new(model_and_tok):
+    """One pass per new text (every layer's patterns come from it); another layer runs no model; switching a head off
+    runs the model from its layer on, once per set of switched-off heads; a weight changed in place is noticed."""
+    from helpers.model.hooks import hooked
+    from helpers.widgets.attention import HeadsExplorer
+
+    model, tok = model_and_tok
+    passes = []
+    with hooked(model, {"logits": lambda t: passes.append(t.shape) and None}):
+        ex = HeadsExplorer(model, tok, text="and god said , let there be light", layer=0)
+        passes.clear()
+        ex.layer.value = 1
+        assert passes == [] and "layer=1" in ex.caption.value
+        ex.switches[2].value = False
+        assert len(passes) == 1 and ex.last_state["off"] == "1:2"
+        ex.switches[2].value = True
+        ex.switches[2].value = False
+        assert len(passes) == 1 and ex.last_state["off"] == "1:2"     # kept from the first time
+        ex.text.value = "and god said , let there be"
+        assert len(passes) == 3                                          # the new text, then without head 1.2
+        before = ex.caption.value
+        with torch.no_grad():
+            model.blocks[1].attn.W_O[2].mul_(3.0)
+        try:
+            ex.switches[2].value = True
+            assert len(passes) == 4 and ex.caption.value != before
+        finally:
+            with torch.no_grad():
+                model.blocks[1].attn.W_O[2].div_(3.0)
+
+
+def test_with_many_heads_the_patterns_are_a_compact_grid(model_and_tok):
+    """GPT-2's 12 heads a layer: small pictures side by side, without the tokens along each side (the caption lists
+    them; each picture's text alternative still names its weights), so a layer takes a few rows, not twelve."""
+    from helpers.widgets.attention import HeadsExplorer
+
+    _, tok = model_and_tok
+    model = fresh_model(Config(n_vocab=tok.n_vocab, d_model=48, n_ctx=32, n_layers=2, n_heads=12), seed=0)
+    text = "and god said , let there be light : and there was light ."
+    ex = HeadsExplorer(model, tok, text=text)
+    assert ex.compact and ex.view.value.count('class="gt-pattern-image"') == 12
+    n = ex.last_state["n"]
+    side = n * (120 // n)                                                # about 120 px a side, whatever the text
+    assert f'width="{side}" height="{side}"' in ex.view.value and "rotate(180deg)" not in ex.view.value  # no labels
+    assert "<code>light</code>" in ex.caption.value and 'alt="Layer 0, head 11: attention pattern' in ex.view.value
+    assert not HeadsExplorer(model, tok, text=text, compact=False).compact
+
+
+def test_the_heads_explorer_shows_what_the_model_does_now(model_and_tok):
+    """Its kept results are the model's as it is: the loss shown with a head off is the ablated model's loss (on
+    weights far from their start, so that a wrong number shows), also with the causal mask off, where a column sees
+    its own answer and the loss is computed the long way; an edit through .data (which torch does not count) and an
+    intervention attached around it are noticed."""
+    from helpers.interp.ablation import ablated
+    from helpers.interp.loss import per_position_loss
+    from helpers.model.transformer import mask_switched
+    from helpers.tokens import prepare_prompt
+    from helpers.widgets.attention import HeadsExplorer
+
+    _, tok = model_and_tok
+    model = fresh_model(Config(n_vocab=tok.n_vocab, d_model=64, n_ctx=32, n_layers=2, n_heads=4), seed=1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(25.0)                                     # confident guesses, a loss far from ln n_vocab
+    text = "and god said , let there be light"
+    ids = prepare_prompt(text, tok, model.cfg.n_ctx).ids
+
+    def shown_loss(ex):
+        after = ex.caption.value.split("loss on this text")[1]
+        return [float(x) for x in re.findall(r"\d+\.\d+", after)[:2]]
+
+    for mask_on in (True, False):
+        with mask_switched(model, on=mask_on):
+            ex = HeadsExplorer(model, tok, text=text, layer=1)
+            ex.switches[2].value = False
+            want_all = float(per_position_loss(model, ids).mean())
+            with ablated(model, heads=[(1, 2)]):
+                want_off = float(per_position_loss(model, ids).mean())
+            assert shown_loss(ex) == pytest.approx([want_all, want_off], abs=0.006), mask_on
+    ex = HeadsExplorer(model, tok, text=text, layer=1)
+    before = ex.caption.value
+    model.blocks[1].attn.W_O.data.mul_(0.0)                   # .data: no version counted
+    ex.layer.value = 0
+    ex.layer.value = 1
+    assert ex.caption.value != before
+    with ablated(model, heads=[(0, 0)]):
+        ex.text.value = text + " ."
+        inside = ex.caption.value
+    ex.layer.value = 0
+    ex.layer.value = 1
+    assert ex.caption.value != inside                        # not the ablated model's results, kept

@@ -62,18 +62,19 @@ def test_shipped_model_has_its_previous_token_head(name):
 
 
 @pytest.mark.parametrize("name", list(train_models.INDUCTION))
-def test_induction_reference_is_notebook_09s_model_and_still_copies(name):
-    """Exercise 9.3's references (notebook 09's recipe, seeds 0-2, float32): they load as notebook 09's model and
-    still give the head scores and repeat loss their metadata recorded when they were written."""
-    from helpers.induction import config, probe_tokens, repeat_loss
+def test_induction_models_are_notebook_09s_recipes_and_still_copy(name):
+    """Exercise 9.3's references and notebook 10's model (notebook 09's recipe, seeds 0-2, float32), and the lesson
+    of the earlier, periodic recipe: they load as notebook 09's model and still give the head scores, repeat loss and
+    copying by position their metadata recorded when they were written."""
+    from helpers.induction import copy_by_position, probe_tokens, repeat_loss
     from helpers.interp.scores import head_scores
 
     path = checkpoint.named_path(name)
     assert path.is_file(), f"{path} is missing: run `.venv/bin/python -m tools.train_models {name}`"
     model, meta = checkpoint.load_named(name)
-    assert model.cfg == config(n_layers=2)
+    assert model.cfg == train_models.induction_config(name)
     assert int(meta["seed"]) == train_models.INDUCTION[name]
-    assert json.loads(meta["recipe"]) == train_models.INDUCTION_RECIPE
+    assert json.loads(meta["recipe"]) == train_models.induction_recipe(name)
     assert all(p.dtype == torch.float32 for p in model.parameters())
     probe = probe_tokens(model.cfg.n_ctx)
     scores = head_scores(model, probe, which=("previous", "induction"))
@@ -82,5 +83,11 @@ def test_induction_reference_is_notebook_09s_model_and_still_copies(name):
     first, repeat = repeat_loss(model, probe)
     assert abs(first - float(meta["repeat_loss_first"])) < 0.002
     assert abs(repeat - float(meta["repeat_loss_second"])) < 0.002
-    assert max(scores["induction"][1]) > 0.85 and max(scores["previous"][0]) > 0.3 and repeat < 0.5
+    assert max(scores["induction"][1]) > 0.8 and max(scores["previous"][0]) > 0.3 and repeat < 0.5
+    by_k = copy_by_position(model)
+    assert torch.allclose(by_k, torch.tensor(json.loads(meta["copy_by_position"])), atol=0.002)
+    if name == "induction_periodic":   # notebook 09's lesson: copies from the first 16 positions only
+        assert float(by_k[:16].min()) > 0.3 and float(by_k[16:].max()) < 0.1
+    else:                              # notebook 09's recipe: from every position
+        assert float(by_k[1:].min()) > 0.4
     assert path.stat().st_size < 300_000

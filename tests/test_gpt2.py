@@ -246,7 +246,7 @@ def test_a_tied_biased_model_survives_a_checkpoint_and_old_checkpoints_stay_as_t
     before = ('{"n_vocab": 64, "d_model": 64, "n_ctx": 32, "n_layers": 2, "n_heads": 2, "d_head": 32, "d_mlp": 0, '
               '"activation": "relu", "layernorm": false, "positional": true, "masked": true, "init_std": 0.02, '
               '"pos_init_std": null}')
-    induction = checkpoint.load(checkpoint.named_path("induction_s0"))
+    induction = checkpoint.load(checkpoint.named_path("induction_periodic"))   # notebook 09's earlier recipe
     assert json.dumps(induction.cfg.to_dict()) == before
     checkpoint.save(induction, tmp_path / "again.safetensors")
     with safe_open(str(tmp_path / "again.safetensors"), "pt") as f:

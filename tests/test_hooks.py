@@ -102,3 +102,15 @@ def test_the_lens_inside_a_patch_of_a_big_batch(model):
         p = logit_lens(model, tokens.flip(-1))
     assert p.shape == (20, 5, CFG.n_vocab)
     torch.testing.assert_close(p[:, 1], torch.softmax(model.read_out(clean["x1"][..., -1:]), dim=-2)[..., 0])
+
+
+@pytest.mark.parametrize("d_mlp", [0, 32])
+def test_a_pass_can_start_from_the_stream_entering_any_block(d_mlp):
+    """run_from(L, x) on the state stream_into(L) names gives the forward pass's logits, bit for bit: what patching and
+    the heads explorer use to skip the layers an edit leaves alone."""
+    model = fresh_model(Config(n_vocab=20, d_model=16, n_ctx=8, n_layers=3, n_heads=2, d_mlp=d_mlp), seed=0)
+    logits, cache = model.run_with_cache(torch.tensor([[1, 4, 2, 7, 3], [0, 9, 9, 5, 1]]))
+    assert [model.stream_into(layer) for layer in range(3)] == (["x0", "x2", "x4"] if d_mlp else ["x0", "x1", "x2"])
+    with torch.no_grad():
+        for layer in range(3):
+            assert torch.equal(model.run_from(layer, cache[model.stream_into(layer)]), logits)

@@ -126,3 +126,28 @@ def test_bad_arguments_are_explained():
         mean_activations(model, torch.tensor([[0, 3]]), heads=[(0, 0)])
     with pytest.raises(ValueError, match="positions \\[5\\] go outside the reference texts"):
         mean_activations(model, T[None], heads=[(0, 0)], positions=[5])
+
+
+def test_means_computed_once_ablate_as_their_reference_does():
+    model = uniform_model(mlp=True)
+    ref = torch.tensor([[0, 2, 1], [1, 1, 0]])
+    means = mean_activations(model, ref, heads=[(0, 0)], neurons=[(0, 1)])
+    with torch.no_grad():
+        with ablated(model, heads=[(0, 0)], neurons=[(0, 1)], how="mean", reference=ref):
+            from_reference = model(T)
+        with ablated(model, heads=[(0, 0)], neurons=[(0, 1)], how="mean", means=means):
+            from_means = model(T)
+    assert torch.equal(from_reference, from_means)
+    with pytest.raises(ValueError, match="not both"):
+        with ablated(model, heads=[(0, 0)], how="mean", reference=ref, means=means):
+            pass
+    with pytest.raises(ValueError, match="with how='zero' leave them out"):
+        with ablated(model, heads=[(0, 0)], means=means):
+            pass
+    with pytest.raises(ValueError, match="no mean for neuron 0.0"):
+        with ablated(model, neurons=[(0, 0)], how="mean", means=means):
+            pass
+    with pytest.raises(TypeError, match="the dict mean_activations returns"):
+        with ablated(model, heads=[(0, 0)], how="mean", means=[0.5, 0.5]):
+            pass
+    assert not any(p.fns for p in model.hook_points.values())

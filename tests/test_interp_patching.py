@@ -119,6 +119,11 @@ def test_bad_runs_and_positions_are_said():
     with pytest.raises(ValueError, match="same number of tokens"):     # a cache of another length, used by hand
         with patched(model, clean, names.resid(1)):
             model(torch.tensor([1, 1]))
+    for bad in (1.5, True, "3"):                                       # not a position, nor a list of them
+        with pytest.raises(TypeError, match="positions is a position"):
+            restored(model, CLEAN, CORRUPTED, names.resid(0), DIFF, positions=bad)
+    assert restored(model, CLEAN, CORRUPTED, names.resid(0), DIFF, positions=torch.tensor(-1)) == \
+        restored(model, CLEAN, CORRUPTED, names.resid(0), DIFF, positions=-1)   # a 0-d tensor is a position
 
 
 def test_the_logit_lens_by_hand():
@@ -146,3 +151,107 @@ def test_the_lens_last_row_is_the_prediction_with_layernorm_and_mlps():
     p = logit_lens(model, t, position=2)
     assert p.shape == (5, 11)                                          # x0 ... x4
     torch.testing.assert_close(p[-1], torch.softmax(model(t)[:, 2], dim=0))
+
+
+def _random_model(**kw):
+    from helpers.model.config import Config
+    from helpers.train import fresh_model
+
+    model = fresh_model(Config(**{"n_vocab": 40, "d_model": 24, "n_ctx": 16, "n_layers": 3, "n_heads": 3,
+                                  "d_mlp": 48, **kw}), seed=0)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():            # weights far from init, so every head moves the metric
+            p.copy_(torch.randn(p.shape, generator=g) * 0.4)
+    return model
+
+
+SHAPES = {"GPT-2's kind": dict(activation="gelu_tanh", attn_biases=True, tied_unembed=True),
+          "attention only, no LayerNorm": dict(d_mlp=0, layernorm=False),
+          "no W_pos": dict(positional=False)}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("positions", [None, [-1], [3, 9], 6, [0]])
+def test_the_head_sweep_equals_one_full_patched_pass_per_head(shape, positions):
+    """patch_heads runs a layer's heads together, from the corrupted run's stream, on the columns from the first
+    patched position on; each entry is still what a full forward pass with that one head patched gives."""
+    model = _random_model(**SHAPES[shape])
+    g = torch.Generator().manual_seed(2)
+    clean = torch.randint(0, 40, (3, 12), generator=g)
+    corrupted = clean.clone()
+    corrupted[:, 3] = (corrupted[:, 3] + 5) % 40
+    metric = logit_difference(7, 11)
+    sweep = patch_heads(model, clean, corrupted, metric, positions)
+    one_by_one = torch.tensor([[restored(model, clean, corrupted, names.head(layer, h), metric, positions)
+                                for h in range(3)] for layer in range(3)])
+    assert sweep.shape == (3, 3)
+    torch.testing.assert_close(sweep, one_by_one, atol=1e-4, rtol=1e-4)
+    if positions == [0]:                     # before the token that differs, the two runs are the same: nothing back
+        assert sweep.abs().max() < 1e-4
+    else:
+        assert one_by_one.abs().max() > 0.05
+
+
+def test_the_head_sweep_reads_every_column_a_metric_may_read():
+    """A metric may read any position: the columns before the patch are the corrupted run's, the rest recomputed."""
+    model = _random_model()
+    clean = torch.tensor([1, 5, 9, 2, 7, 3, 8, 4])
+    corrupted = clean.clone()
+    corrupted[1] = 30
+
+    def spread(logits):                              # reads positions 2, 5 and 7, every text
+        return float(logits[..., 0, [2, 5, 7]].sum() - logits[..., 1, [2, 5, 7]].sum())
+    sweep = patch_heads(model, clean, corrupted, spread, positions=[5, 7])
+    one_by_one = torch.tensor([[restored(model, clean, corrupted, names.head(layer, h), spread, [5, 7])
+                                for h in range(3)] for layer in range(3)])
+    torch.testing.assert_close(sweep, one_by_one, atol=1e-4, rtol=1e-4)
+
+
+def test_inside_another_intervention_or_without_the_mask_the_sweep_takes_the_long_way(monkeypatch):
+    """With a head switched off around the call, or the causal mask off (a later token changes an earlier one), every
+    head gets its own full pass, and the answers are those of the model as it is. Patched at position 3 of 8, where
+    the shortcut would be far off without the mask (a later column changes an earlier one), and the shortcut itself
+    made to fail, so the test tells which way was taken; so does a model without layers."""
+    from helpers.interp import patching
+    from helpers.interp.ablation import ablated
+    from helpers.model.transformer import mask_switched
+
+    model = _random_model()
+    clean = torch.tensor([1, 5, 9, 2, 7, 3, 8, 4])
+    corrupted = clean.clone()
+    corrupted[2] = 30
+    metric = logit_difference(7, 11)
+    sweep_ran = []
+    real_sweep = patching._head_sweep
+    monkeypatch.setattr(patching, "_head_sweep", lambda *a: sweep_ran.append(1) or real_sweep(*a))
+    for context in (lambda: ablated(model, heads=[(0, 1)]), lambda: mask_switched(model, on=False)):
+        with context():
+            sweep = patch_heads(model, clean, corrupted, metric, positions=[3])
+            one_by_one = torch.tensor([[restored(model, clean, corrupted, names.head(layer, h), metric, [3])
+                                        for h in range(3)] for layer in range(3)])
+        torch.testing.assert_close(sweep, one_by_one, atol=1e-5, rtol=1e-5)
+    assert not sweep_ran and not any(p.fns for p in model.hook_points.values())
+    patch_heads(model, clean, corrupted, metric, positions=[3])
+    assert sweep_ran == [1]                          # and without them it takes the shortcut
+
+
+def test_run_from_and_stream_into_name_a_layer_that_is_not_there():
+    model = _random_model()  # 3 layers
+    x0 = torch.zeros(1, model.cfg.d_model, 4)
+    assert model.run_from(3, x0).shape == (1, model.cfg.n_vocab, 4)   # n_layers: the unembedding alone
+    for bad in (4, -1, 1.0, True):
+        with pytest.raises(ValueError, match="from 0 to n_layers = 3"):
+            model.run_from(bad, x0)
+        with pytest.raises(ValueError, match="from 0 to n_layers = 3"):
+            model.stream_into(bad)
+    with pytest.raises(ValueError, match=r"\(batch, d_model"):
+        model.run_from(0, torch.tensor([[1, 2, 3]]))
+
+
+def test_the_causal_mask_of_the_last_m_queries_is_the_last_m_rows():
+    from helpers.model.attention import masked
+
+    S = torch.randn(2, 5, 7, 7)
+    for m in (7, 3, 1):
+        torch.testing.assert_close(masked(S[..., 7 - m:, :]), masked(S)[..., 7 - m:, :], rtol=0, atol=0)

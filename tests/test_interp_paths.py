@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from helpers.interp.ablation import ablated
+from helpers.interp.ablation import ablated, mean_activations
 from helpers.interp.paths import path_ablated
 from helpers.model import names
 from helpers.model.config import Config
@@ -233,3 +233,45 @@ def test_several_heads_at_once_are_the_sum_of_their_outputs():
     with pytest.raises(ValueError, match="layer 1's heads cannot read head 1.1"):
         with path_ablated(model, writers, (1, "k")):
             pass
+
+
+def test_means_computed_once_replace_as_their_reference_does():
+    model = two_layer_model()
+    means = mean_activations(model, TEXT[None], heads=[(0, 0)])
+    _same(_logits(model, head=(0, 0), to="logits", how="mean", means=means),
+          _logits(model, head=(0, 0), to="logits", how="mean", reference=TEXT[None]))
+    with pytest.raises(ValueError, match="not both"):
+        with path_ablated(model, (0, 0), "logits", how="mean", reference=TEXT[None], means=means):
+            pass
+    with pytest.raises(ValueError, match="leave them out"):
+        with path_ablated(model, (0, 0), "logits", means=means):
+            pass
+    with pytest.raises(ValueError, match="no mean for head 0.1"):
+        with path_ablated(model, (0, 1), "logits", how="mean", means=means):
+            pass
+
+
+@pytest.mark.parametrize("how", ["zero", "mean"])
+def test_nested_cuts_give_each_reader_the_writers_before_it(how):
+    """Notebook 11's cut: head 1.0's keys lose head 0.0, head 2.0's keys lose heads 0.0 and 1.1 (one block per set
+    of writers, nested), each key computed from the stream minus those outputs plus their means (or 0)."""
+    cfg = Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=3, n_heads=2, d_mlp=16, layernorm=True)
+    model = fresh_model(cfg, seed=4)
+    ids = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(3))
+    ref = torch.randint(11, (3, 6), generator=torch.Generator().manual_seed(4))
+    means = mean_activations(model, ref, heads=[(0, 0), (1, 1)])
+    extra = {"means": means} if how == "mean" else {}
+    with torch.no_grad():
+        with path_ablated(model, (0, 0), (1, 0, "k"), how=how, **extra), \
+                path_ablated(model, [(0, 0), (1, 1)], (2, 0, "k"), how=how, **extra):
+            _, cache = model.run_with_cache(ids)
+    o00, o11 = cache[names.key(0, "o_heads")][:, 0], cache[names.key(1, "o_heads")][:, 1]
+    m00, m11 = ((means["head", 0, 0], means["head", 1, 1]) if how == "mean" else (torch.zeros(8), torch.zeros(8)))
+    x_into_1, x_into_2 = cache[names.resid(2)], cache[names.resid(4)]   # the stream entering layers 1 and 2
+    k10 = model.blocks[1].attn.W_K[0] @ model.blocks[1].ln_attn(x_into_1 - o00 + m00[:, None])
+    k20 = model.blocks[2].attn.W_K[0] @ model.blocks[2].ln_attn(x_into_2 - o00 - o11 + (m00 + m11)[:, None])
+    assert torch.allclose(cache[names.key(1, "k")][:, 0], k10, atol=1e-5)
+    assert torch.allclose(cache[names.key(2, "k")][:, 0], k20, atol=1e-5)
+    assert not torch.allclose(cache[names.key(2, "k")][:, 0],
+                              model.blocks[2].attn.W_K[0] @ model.blocks[2].ln_attn(x_into_2), atol=1e-3)
+    assert not any(p.fns for p in model.hook_points.values())

@@ -2,7 +2,7 @@
 
 A notebook trains with seed 0 on the learner's CPU. Another CPU rounds the last bit differently and training
 amplifies it, so what a learner's machine computes is, in effect, another sample of the same recipe. Here each
-notebook that trains (02, 06, 09, 10) runs again, itself, top to bottom, with other seeds (``GT_SEED``, which
+notebook that trains (02, 06, 09) runs again, itself, top to bottom, with other seeds (``GT_SEED``, which
 ``helpers.setup`` passes on to its training) — three under this machine's settings and one under each of the two
 other machines of tools/margins.py — and every cell must pass (the notebook's own asserts) and every claim
 tools/margins.py reads must hold. The notebook is the recipe; nothing here repeats it.

@@ -27,7 +27,11 @@ keys), control label, kind, n, median and max ms, state matched, ok/MISS against
 
 Then GPT-2 Small's shapes with random weights written in the Hub's layout (helpers.gpt2.write_random): the peak
 memory of loading it and of one 32-token forward pass with the cache, and that pass's time (targets: < 1 GB,
-< 250 ms for an explorer's redraw).
+< 250 ms for an explorer's redraw); notebook 11's heads explorer redrawn in the kernel, control by control; and, when
+notebook 11 is among those run, notebook 11 run again on a fresh kernel with GT_GPT2_DIR pointing at those weights,
+the branch a learner with GPT-2's weights takes: its time, its kernel's peak memory and its slowest cells (targets:
+< 2 minutes, < 1.5 GB, the memory the README asks for). ``--gpt2-browser`` times notebook 11's explorers in the
+browser on those weights too.
 
 Targets (2-core machine): each notebook < 30 s (08 < 15 s), series < 3 min, kernel
 peak memory < 500 MB, every control median < 100 ms and max < 250 ms. The machine is shared: figures vary by
@@ -38,6 +42,7 @@ test: it exits 0 even when a target is missed (rows say "MISS").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -76,14 +81,17 @@ def run_notebook(path: Path) -> dict:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
-    row = {"notebook": path.stem, "error": ""}
+    row = {"notebook": path.stem, "error": "", "cells": []}  # cells: (index, seconds, first line) of each code cell
     t0 = time.perf_counter()
     with client.setup_kernel():
         t1 = time.perf_counter()
         pid = client.km.provisioner.pid
         try:
             for i, cell in enumerate(nb.cells):
+                t = time.perf_counter()
                 client.execute_cell(cell, i)
+                if cell.cell_type == "code":
+                    row["cells"].append((i, time.perf_counter() - t, cell.source.split("\n", 1)[0][:60]))
         except CellExecutionError as e:
             row["error"] = str(e).strip().splitlines()[-1][:120]
         t2 = time.perf_counter()
@@ -243,6 +251,8 @@ def verdict(ok: bool) -> str:
 
 GPT2_RSS_TARGET_MB, GPT2_FORWARD_TARGET_MS = 1000.0, 250.0
 GPT2_VS_REFERENCE = 1.2  # the series' model within 1.2x of transformers' time on the same weights and threads
+GPT2_NOTEBOOK_TARGET_S, GPT2_NOTEBOOK_RSS_TARGET_MB = 120.0, 1500.0  # notebook 11 run with GPT-2 Small: < 2 minutes,
+                                                                     # and the memory the README asks a learner for
 
 _GPT2_PROBE = """
 import json, os, sys, time, torch
@@ -266,6 +276,30 @@ lens = LensExplorer(model, tok, prompt="The Empire State Building is in New")
 for word in ("York", "Jersey", "Delhi", "Orleans", "Haven"):
     lens.text.value = "The Empire State Building is in New " + word
 redraw_ms = sorted(lens.seconds[1:])[2] * 1e3
+# notebook 11's heads explorer, in the kernel (compute + HTML), each control changed as the browser part presses it:
+# a layer button in turn, a head switched off and on again, the text's last character deleted and typed again
+from helpers.widgets.attention import HeadsExplorer
+text = "The Empire State Building is in New York. The Empire State Building is in New"
+heads = HeadsExplorer(model, tok, text=text, layer=5)
+def kernel_ms(change, k=20):
+    before = len(heads.seconds)
+    for i in range(k):
+        change(i)
+    return [1e3 * s for s in heads.seconds[before:]]
+layer_ms = kernel_ms(lambda i: setattr(heads.layer, "value", (6 + i) % model.cfg.n_layers))
+heads.layer.value = 5
+switch_ms = kernel_ms(lambda i: setattr(heads.switches[3], "value", not heads.switches[3].value))
+def retype(i):
+    heads.text.value = text[:-1]
+    heads.text.value = text
+text_ms = kernel_ms(retype, 10)[1::2]
+first_switch_ms = []  # a head switched off for the first time on this text: the model runs from its layer on
+for h in range(model.cfg.n_heads):
+    first_switch_ms += kernel_ms(lambda i: setattr(heads.switches[h], "value", False), 1)
+    heads.switches[h].value = True
+new_text_ms = kernel_ms(lambda i: setattr(heads.text, "value", text[:-2 - i]), 10)  # a text not seen before
+heads_explorer = {"n": len(tok.encode(text)), "layer": layer_ms, "switch": switch_ms, "text": text_ms,
+                  "first switch": first_switch_ms, "new text": new_text_ms}
 explorer_mb = hwm()
 # storage in half precision: the weights rounded to bfloat16 or float16, the forward pass still in float32
 rounded = {}
@@ -295,24 +329,60 @@ except ImportError:
     pass
 print(json.dumps({"vs_transformers": vs, "base_mb": base, "load_mb": loaded, "forward_mb": forward_mb, "load_s": load_s,
                   "forward_ms": sorted(times)[2] * 1e3, "redraw_ms": redraw_ms, "explorer_mb": explorer_mb,
-                  "n_params": model.n_params(),
+                  "n_params": model.n_params(), "heads_explorer": heads_explorer,
                   "rounded": rounded}))
 """
 
 
-def gpt2_figures() -> dict:
-    """GPT-2 Small's shapes with random weights in the Hub's layout (the same bytes and cost as the real ones, which
-    no machine here can fetch): the kernel's peak memory after loading and after one 32-token forward pass with the
-    cache, the load time and the forward pass's median time (what an explorer's redraw costs at least)."""
+def gpt2_figures(folder: str) -> dict:
+    """GPT-2 Small's shapes with random weights in the Hub's layout in ``folder`` (``gpt2_weights``; the same bytes
+    and cost as the real ones, which no machine here can fetch): the kernel's peak memory after loading and after
+    one 32-token forward pass with the cache, the load time and the forward pass's median time (what an explorer's
+    redraw costs at least), and the heads explorer's redraws in the kernel."""
     import subprocess
 
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run([sys.executable, "-c", f"from helpers import gpt2; gpt2.write_random({folder!r})"],
-                       check=True, cwd=ROOT)
-        done = subprocess.run([sys.executable, "-c", _GPT2_PROBE, folder], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", _GPT2_PROBE, folder], capture_output=True, text=True, cwd=ROOT)
     if done.returncode:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@contextlib.contextmanager
+def gpt2_weights():
+    """A temporary folder holding GPT-2 Small's shapes with random weights, written in the Hub's layout
+    (``helpers.gpt2.write_random``, about 500 MB): what ``GT_GPT2_DIR`` points a kernel at to run notebook 11 as a
+    learner with the real weights does."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="gt-bench-gpt2-") as folder:
+        subprocess.run([sys.executable, "-c", f"from helpers import gpt2; gpt2.write_random({folder!r})"],
+                       check=True, cwd=ROOT)
+        yield folder
+
+
+@contextlib.contextmanager
+def gpt2_env(folder: str):
+    """Inside the ``with`` block, kernels (and JupyterLab) started from here load GPT-2 from ``folder``."""
+    old = os.environ.get("GT_GPT2_DIR")
+    os.environ["GT_GPT2_DIR"] = folder
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("GT_GPT2_DIR", None)
+        else:
+            os.environ["GT_GPT2_DIR"] = old
+
+
+def print_gpt2_notebook(row: dict) -> None:
+    """Notebook 11 run on GPT-2 Small's shapes: its total, peak memory and slowest cells."""
+    ok = row["run_s"] < GPT2_NOTEBOOK_TARGET_S and row["rss_mb"] < GPT2_NOTEBOOK_RSS_TARGET_MB and not row["error"]
+    note = f"  ERROR {row['error']}" if row["error"] else ""
+    print(f"{row['notebook'] + ' on GPT-2 Small':<28}{row['start_s']:>11.1f} s{row['run_s']:>8.1f} s"
+          f"{row['rss_mb']:>8.0f} MB   < {GPT2_NOTEBOOK_TARGET_S:.0f} s, < {GPT2_NOTEBOOK_RSS_TARGET_MB:.0f} MB  "
+          f"{verdict(ok)}{note}")
+    slowest = sorted(row["cells"], key=lambda c: -c[1])[:4]
+    print("  slowest cells: " + "; ".join(f"cell {i} {sec:.1f} s ({line.strip()[:40]!r})" for i, sec, line in slowest))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-run", action="store_true", help="skip the notebook runs (latency only)")
     ap.add_argument("--presses", type=int, default=20, help="timed changes per control")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--gpt2-browser", action="store_true",
+                    help="also time notebook 11's explorers in the browser on GPT-2 Small's shapes (a few minutes)")
     args = ap.parse_args(argv)
     os.environ.setdefault("GT_THREADS", "1")
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -332,6 +404,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Gentle Transformers benchmark · {os.cpu_count()} cores · GT_THREADS={os.environ['GT_THREADS']} · "
           f"load average {os.getloadavg()[0]:.2f} at start (shared machine: figures +-30 %)\n")
     result = {"notebooks": [], "widgets": []}
+    eleven = [path for path in paths if path.name.startswith("11")]
+    with contextlib.ExitStack() as stack:
+        folder: list[str] = []
+
+        def weights() -> str:  # GPT-2 Small's shapes, written once when first needed
+            if not folder:
+                folder.append(stack.enter_context(gpt2_weights()))
+            return folder[0]
+        _main_parts(args, paths, eleven, result, weights)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+def _main_parts(args, paths: list[Path], eleven: list[Path], result: dict, weights) -> None:
     if not args.no_run:
         print(f"{'notebook':<28}{'kernel start':>13}{'run all':>10}{'peak RSS':>11}   target")
         total = 0.0
@@ -349,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         result["series_s"] = total
         print(f"{'series (run all, summed)':<28}{'':>13}{total:>8.1f} s{'':>11}   < {SERIES_TARGET_S:.0f} s"
               f"{'':>10}{verdict(total < SERIES_TARGET_S)}\n")
-        g = result["gpt2"] = gpt2_figures()
+        g = result["gpt2"] = gpt2_figures(weights())
         if "error" in g:
             print(f"GPT-2 Small shapes: {g['error']}\n")
         else:
@@ -371,6 +460,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  a (4, 39) batch: the series' Transformer {vs['ours_s']:.2f} s, transformers' GPT2LMHeadModel "
                       f"on the same weights {vs['theirs_s']:.2f} s (median of 5, taken in turn): {ratio:.2f}x"
                       f"   < {GPT2_VS_REFERENCE:.1f}x  {verdict(ratio < GPT2_VS_REFERENCE)}")
+            print_heads_explorer(g["heads_explorer"])
+            print()
+        if eleven:
+            print(f"{'notebook':<28}{'kernel start':>13}{'run all':>10}{'peak RSS':>11}   target")
+            with gpt2_env(weights()):
+                row = result["gpt2_notebook"] = run_notebook(eleven[0])
+            print_gpt2_notebook(row)
             print()
     if not args.no_browser:
         print("widget latency in JupyterLab + headless Chromium, every control of every explorer: key press -> "
@@ -384,11 +480,22 @@ def main(argv: list[str] | None = None) -> int:
         stale = sum(r["matched"] < r["n"] for r in timed)
         print(f"{len(timed)} controls timed, {misses} missed the target, {stale} with a stale caption or picture, "
               f"{len(result['widgets']) - len(timed)} not timed; browser part {time.perf_counter() - t:.0f} s")
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
-    return 0
+        if args.gpt2_browser and eleven:
+            print(f"notebook {eleven[0].stem} again, on GPT-2 Small's shapes (random weights in the Hub's layout):")
+            with gpt2_env(weights()):
+                result["gpt2_widgets"] = widget_latency(eleven, max(args.presses, 1))
+
+
+def print_heads_explorer(h: dict) -> None:
+    """Notebook 11's heads explorer on GPT-2 Small's shapes, redraws timed in the kernel (compute + HTML)."""
+    def ms(values):
+        return f"{statistics.median(values):.0f} / {max(values):.0f} ms"
+    ok = all(statistics.median(h[k]) < MEDIAN_TARGET_MS for k in ("layer", "switch", "text"))
+    print(f"  notebook 11's heads explorer, {h['n']} tokens, redraw in the kernel (median / max): another layer "
+          f"{ms(h['layer'])}, a head switched off and on {ms(h['switch'])}, the text's last character retyped "
+          f"{ms(h['text'])}   < {MEDIAN_TARGET_MS:.0f} ms median  {verdict(ok)}\n"
+          f"    not seen before: a head switched off for the first time {ms(h['first switch'])}, a new text "
+          f"{ms(h['new text'])} (the model runs; what the browser adds is in its part)")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ reloads each file with the current code and checks that the held-out loss is sti
 metadata says.
 
 ``INDUCTION`` holds three copies of notebook 09's character-level induction model (its own recipe, seeds 0-2),
-float32, the references of exercise 9.3's check; their metadata records the head scores and repeat loss that
-the test re-measures.
+float32, the references of exercise 9.3's check and the model notebook 10 reads, and one model of the earlier,
+periodic recipe (notebook 09's lesson); their metadata records the head scores, repeat loss and copying by position
+that the test re-measures.
 
 To add a model, add one ``Spec`` to ``REGISTRY`` (e.g. "full1" with d_mlp and layernorm) and run
 this script with its name. Use ``GT_THREADS=1`` on a shared machine.
@@ -131,8 +132,27 @@ EXPERIMENTS: dict[str, Spec] = {
 # (helpers.checks.induction.reference_models). A model trained live differs from CPU to CPU, because another CPU
 # rounds the last bit differently and training amplifies it; these files are the same on every machine, so a
 # learner's answer gets the same verdict on a laptop, on the hub and on the grader's machine.
-INDUCTION: dict[str, int] = {f"induction_s{seed}": seed for seed in (0, 1, 2)}  # name -> seed
-INDUCTION_RECIPE = dict(max_steps=1500, threshold=0.85, extra_steps=100)  # notebook 09's train_induction(...)
+# ``induction_periodic`` is the lesson of notebook 09's section 7: the earlier recipe (a segment repeated from position
+# 0, W_pos started at the other weights' spread), whose heads copy only when the earlier copy sits in the first 16
+# positions.
+INDUCTION: dict[str, int] = {f"induction_s{seed}": seed for seed in (0, 1, 2)} | {"induction_periodic": 0}
+INDUCTION_RECIPE = dict(max_steps=1500, threshold=0.85, every_position=0.5, extra_steps=100)  # notebook 09's
+PERIODIC_RECIPE = dict(max_steps=1500, threshold=0.85, extra_steps=100, batch_size=32, data="periodic")
+
+
+def induction_recipe(name: str) -> dict:
+    """The train_induction(...) arguments of one of INDUCTION."""
+    return PERIODIC_RECIPE if name == "induction_periodic" else INDUCTION_RECIPE
+
+
+def induction_config(name: str):
+    """The Config of one of INDUCTION: notebook 09's, or for the periodic lesson the earlier one (W_pos at 0.02)."""
+    import dataclasses
+
+    from helpers.induction import config
+
+    return dataclasses.replace(config(n_layers=2), pos_init_std=None) if name == "induction_periodic" else \
+        config(n_layers=2)
 
 
 def spec_of(name: str) -> Spec:
@@ -299,24 +319,26 @@ def train_one(name: str) -> dict:
 
 
 def train_induction_reference(name: str) -> dict:
-    """One of INDUCTION: notebook 09's recipe with that seed; saved (float32) with the figures the check and
-    tests/test_checkpoints.py rely on: head scores and repeat loss on notebook 09's probe, measured on the file."""
+    """One of INDUCTION: notebook 09's recipe (or the periodic lesson's) with that seed; saved (float32) with the
+    figures the check and tests/test_checkpoints.py rely on: head scores, repeat loss on notebook 09's probe and
+    copying by position, measured on the file."""
     import torch
 
     from helpers import setup
-    from helpers.induction import config, probe_tokens, repeat_loss, train_induction
+    from helpers.induction import copy_by_position, probe_tokens, repeat_loss, train_induction
     from helpers.interp.scores import head_scores
     from helpers.model import checkpoint
     from helpers.train import fresh_model
 
-    seed = INDUCTION[name]
+    seed, recipe = INDUCTION[name], induction_recipe(name)
     setup(seed)
-    model = fresh_model(config(n_layers=2), seed=seed)
-    run = train_induction(model, **INDUCTION_RECIPE, seed=seed, progress=False)
+    model = fresh_model(induction_config(name), seed=seed)
+    run = train_induction(model, **recipe, seed=seed, progress=False)
     path = checkpoint.named_path(name)
-    meta = {"name": name, "description": f"notebook 09's model (2 layers, attention only), its recipe, seed {seed}",
+    what = "the earlier, periodic recipe" if name == "induction_periodic" else "its recipe"
+    meta = {"name": name, "description": f"notebook 09's model (2 layers, attention only), {what}, seed {seed}",
             "seed": str(seed), "steps": str(run.step[-1]), "formed_at": str(run.formed_at),
-            "recipe": json.dumps(INDUCTION_RECIPE), "train_seconds": f"{run.seconds:.0f}",
+            "recipe": json.dumps(recipe), "train_seconds": f"{run.seconds:.0f}",
             "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     checkpoint.save(model, path, **meta)
     reloaded = checkpoint.load(path)
@@ -325,7 +347,8 @@ def train_induction_reference(name: str) -> dict:
     first, repeat = repeat_loss(reloaded, probe)
     meta.update(previous_scores=json.dumps([[round(v, 3) for v in r] for r in scores["previous"].tolist()]),
                 induction_scores=json.dumps([[round(v, 3) for v in r] for r in scores["induction"].tolist()]),
-                repeat_loss_first=f"{first:.3f}", repeat_loss_second=f"{repeat:.3f}")
+                repeat_loss_first=f"{first:.3f}", repeat_loss_second=f"{repeat:.3f}",
+                copy_by_position=json.dumps([round(float(p), 3) for p in copy_by_position(reloaded)]))
     checkpoint.save(model, path, **meta)
     return meta
 

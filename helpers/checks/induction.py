@@ -252,6 +252,13 @@ def check_confident_mistake(fn, model=None) -> bool:
                             "nothing for an induction head to copy: whatever the model guesses, it is not copying "
                             "'what came next last time'. Put the last token earlier in the text, followed by the "
                             "token you want the model to copy.")
+    period = next((P for P in range(1, len(text) // 2 + 1) if text[P:] == text[:-P]), None)
+    if period is not None and truth != text[len(text) - period]:
+        nxt = text[len(text) - period]
+        raise ExerciseError(f"{text!r} is {text[:period]!r} repeated, so the text itself says {nxt!r} comes next: a "
+                            f"model that copies {nxt!r} is right, and nothing in the text stands behind {truth!r}. A "
+                            "mistake needs a text in which what really comes next differs from what came next last "
+                            "time — a word that starts like an earlier one but is another word.")
     seen = [_mistake(m, ids) for m in references]
     lines = "\n".join(f"  copy {i + 1} (seed {name[-1]}): {m.describe()}" for i, (name, m) in
                       enumerate(zip(REFERENCE_MODELS, seen)))

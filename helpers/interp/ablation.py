@@ -21,6 +21,9 @@ the hook points "L{layer}.o_heads" and "L{layer}.z" (``helpers.model.hooks``) an
         p = model.next_token_probs(ids)
     with ablated(model, neurons=[(0, 17)], how="mean", reference=windows):
         loss = per_position_loss(model, windows).mean()
+    means = mean_activations(model, windows, heads=[(0, 2), (1, 0)])   # one clean run, for several ablations
+    with ablated(model, heads=[(0, 2)], how="mean", means=means):
+        ...
 """
 
 from __future__ import annotations
@@ -113,15 +116,33 @@ def _replace_neurons(idx: list[int], values: torch.Tensor):
     return edit
 
 
+def given_means(means, units: list[tuple[str, int, int]], reference, positions) -> dict:
+    """The means of a mean ablation handed in already computed (``mean_activations``'s answer), checked:
+    given instead of reference texts, and holding every unit ablated."""
+    if reference is not None or positions is not None:
+        raise ValueError("give the reference texts (and positions) or means computed from them, not both")
+    if not isinstance(means, dict):
+        raise TypeError(f"means must be the dict mean_activations returns, got {type(means).__name__}")
+    missing = [u for u in units if u not in means]
+    if missing:
+        raise ValueError(f"means holds no mean for {', '.join(f'{k} {layer}.{i}' for k, layer, i in missing)}: "
+                         "compute it with mean_activations(model, reference, heads=..., neurons=...) "
+                         "for every unit ablated")
+    return means
+
+
 @contextmanager
 def ablated(model: Transformer, heads: Iterable[Unit] = (), neurons: Iterable[Unit] = (), how: str = "zero",
-            reference=None, positions: slice | Sequence[int] | None = None) -> Iterator[Transformer]:
+            reference=None, positions: slice | Sequence[int] | None = None,
+            means: dict | None = None) -> Iterator[Transformer]:
     """Inside the ``with`` block, ``model`` runs with the given heads and MLP neurons ablated.
 
     heads:      (layer, head) pairs, e.g. [(0, 2), (1, 3)] (one pair may be given alone: (0, 2))
     neurons:    (layer, neuron) pairs: hidden neurons z_i of that layer's MLP
     how:        "zero" (o^h := 0, z_i := 0) or "mean" (the mean over ``reference`` and ``positions``,
                 see ``mean_activations``; ``reference`` (batch, n) token ids is then required)
+    means:      instead of ``reference``, the answer of ``mean_activations`` for these units, computed once
+                and reused by several ablations (each ``reference`` costs one clean forward pass)
 
     Every pair is checked before anything changes; afterwards (even after an exception inside the
     block) the model is exactly as before. Blocks nest: an inner one ablates in addition.
@@ -130,11 +151,17 @@ def ablated(model: Transformer, heads: Iterable[Unit] = (), neurons: Iterable[Un
         raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
     heads, neurons = _pairs(heads), _pairs(neurons)
     head_units, neuron_units = _units(heads, check_head, model), _units(neurons, check_neuron, model)
-    if how == "mean":
+    if how == "mean" and means is not None:
+        means = given_means(means, [("head", layer, h) for layer, hs in head_units.items() for h in hs]
+                            + [("neuron", layer, i) for layer, idx in neuron_units.items() for i in idx],
+                            reference, positions)
+    elif how == "mean":
         if reference is None:
             raise ValueError("mean ablation needs reference texts: ablated(..., how='mean', reference=tokens "
                              "(batch, n)) — the mean of each output is taken over them")
         means = mean_activations(model, reference, heads, neurons, positions)
+    elif means is not None:
+        raise ValueError("means are the values of a mean ablation; with how='zero' leave them out")
     elif reference is not None or positions is not None:
         raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
     edits = {}

@@ -25,7 +25,15 @@ What can be patched, by name (``helpers.model.names``):
 
 Inside the block the cache of ``run_with_cache`` holds the patched values. Afterwards the model is exactly as
 before, even when the block raises. The sweeps ``patch_heads`` and ``patch_resid`` give the pictures of the
-technique: every head at once (at every position), and every residual-stream state at every position.
+technique: every head, one at a time (at every position, or only at the positions that matter), and every
+residual-stream state at every position.
+
+Which positions to patch. A head's output patched at every position also gets its clean value where the two inputs
+differ, so an early head that merely writes the changed token into the stream there restores part of the difference
+(a later head moves that token to where the metric reads). Patched only where the metric reads (``positions=[-1]``),
+a head restores something only if its own output there carries the difference. ``patch_heads`` uses the causal mask
+to make that cheap: nothing before the first patched position changes, so only the columns from there on are
+computed again (one column for the last position), every head of a layer in one pass (``_head_sweep``).
 """
 
 from __future__ import annotations
@@ -81,8 +89,12 @@ def resid_places(model: Transformer) -> list[tuple[int, str]]:
 def _positions(n: int, positions) -> list[int]:
     if positions is None:
         return list(range(n))
+    if isinstance(positions, torch.Tensor):
+        positions = positions.reshape(-1).tolist()
     if isinstance(positions, int) and not isinstance(positions, bool):
         positions = [positions]
+    if isinstance(positions, bool) or not isinstance(positions, list | tuple | range):
+        raise TypeError(f"positions is a position (an int, -1 the last) or a list of them, got {positions!r}")
     idx = [check_position(n, p) for p in positions]
     if not idx:
         raise ValueError("positions selects no position: nothing would be patched")
@@ -161,9 +173,10 @@ def logit_difference(right: int, wrong: int, position: int = -1) -> Metric:
     return metric
 
 
-def _fractions(model: Transformer, clean, corrupted, metric: Metric) -> tuple[Callable, int]:
-    """Run the clean and corrupted inputs once; returns ``fraction(what, positions)``, the share of the clean metric
-    that patching ``what`` into the corrupted run brings back, and n, the number of tokens."""
+def _two_runs(model: Transformer, clean, corrupted, metric: Metric, clean_keys=None, bad_keys=None):
+    """Both inputs checked and run once: (clean tokens, corrupted tokens, the clean cache, the corrupted cache,
+    metric(clean), metric(corrupted)); tokens as (batch, n). A cache holds every activation, or only ``*_keys`` and
+    the logits (``Transformer.activations``: the rest never exists)."""
     clean_t, _ = batch_of_tokens(model, clean)
     bad_t, _ = batch_of_tokens(model, corrupted)
     if clean_t.shape != bad_t.shape:
@@ -172,12 +185,25 @@ def _fractions(model: Transformer, clean, corrupted, metric: Metric) -> tuple[Ca
     for t in (getattr(metric, "right", None), getattr(metric, "wrong", None)):
         if t is not None:
             check_token_id(model, t, "the metric's token id")
+
+    def run(tokens, keys) -> dict:
+        if keys is None:
+            return model.run_with_cache(tokens)[1]
+        return model.activations(tokens, [*keys, names.LOGITS])
     with torch.no_grad():
-        clean_logits, cache = model.run_with_cache(clean_t)
-        m_clean, m_bad = metric(clean_logits), metric(model(bad_t))
+        clean_cache = run(clean_t, clean_keys)
+        bad_cache = run(bad_t, bad_keys) if bad_keys is not None else {names.LOGITS: model(bad_t)}
+    m_clean, m_bad = metric(clean_cache[names.LOGITS]), metric(bad_cache[names.LOGITS])
     if abs(m_clean - m_bad) < 1e-6 * max(1.0, abs(m_clean)):
         raise ValueError(f"the metric is the same on both inputs ({m_clean:.4g}): there is no difference for a "
                          f"patch to restore; choose a corrupted input (or a metric) that changes the answer")
+    return clean_t, bad_t, clean_cache, bad_cache, m_clean, m_bad
+
+
+def _fractions(model: Transformer, clean, corrupted, metric: Metric) -> tuple[Callable, int]:
+    """Run the clean and corrupted inputs once; returns ``fraction(what, positions)``, the share of the clean metric
+    that patching ``what`` into the corrupted run brings back (one forward pass each), and n, the number of tokens."""
+    _, bad_t, cache, _, m_clean, m_bad = _two_runs(model, clean, corrupted, metric)
 
     @torch.no_grad()
     def fraction(what, positions=None) -> float:
@@ -196,11 +222,106 @@ def restored(model: Transformer, clean, corrupted, what: str | Sequence[str], me
 
 def patch_heads(model: Transformer, clean, corrupted, metric: Metric,
                 positions: int | Sequence[int] | None = None) -> torch.Tensor:
-    """Each head's output patched alone (at ``positions``, default every one): (n_layers, n_heads) fractions
-    restored. The picture of "which heads carry the difference"."""
-    fraction, _ = _fractions(model, clean, corrupted, metric)
-    return torch.tensor([[fraction(names.head(layer, h), positions) for h in range(model.cfg.n_heads)]
-                         for layer in range(model.cfg.n_layers)])
+    """Each head's output o^h patched alone from the clean run into the corrupted one, at ``positions`` (default
+    every one; -1 is the last): (n_layers, n_heads) fractions restored. The picture of "which heads carry the
+    difference".
+
+    clean, corrupted: token ids (n,) or (batch, n), the same shape; metric: logits (batch, n_vocab, n) -> a number.
+    Entry [L, h] is ``restored(model, clean, corrupted, names.head(L, h), metric, positions)``, up to float rounding,
+    computed in about n_layers passes instead of n_layers x n_heads (``_head_sweep`` says how). With an intervention
+    already in force around the call, or the causal mask off, it takes the long way: one full pass per head."""
+    if not _causal_and_unhooked(model) or model.cfg.n_layers == 0:
+        fraction, _ = _fractions(model, clean, corrupted, metric)
+        return torch.tensor([[fraction(names.head(layer, h), positions) for h in range(model.cfg.n_heads)]
+                             for layer in range(model.cfg.n_layers)])
+    return _head_sweep(model, clean, corrupted, metric, positions)
+
+
+def _causal_and_unhooked(model: Transformer) -> bool:
+    """True when every layer has its causal mask on and no function is attached to any hook point: then a patch at
+    positions p >= p0 changes nothing at the positions before p0 (no query there reads a later key), and the rest of
+    the model computes exactly the corrupted run."""
+    check_model(model)
+    return all(b.attn.masked for b in model.blocks) and not any(p.fns for p in model.hook_points.values())
+
+
+LOGITS_BYTES_PER_PASS = 64 * 2 ** 20  # the logits one pass of the sweep may hold (GPT-2 Small, 4 texts: 12 heads
+                                      # patched at the last position in one pass, 9.6 MB; at all 39, 2 at a time)
+
+
+@torch.no_grad()
+def _head_sweep(model: Transformer, clean, corrupted, metric: Metric, positions) -> torch.Tensor:
+    """``patch_heads`` in n_layers passes (more when the logits would not fit in ``LOGITS_BYTES_PER_PASS``), each
+    over the columns from p0, the first patched position, on:
+
+    * the corrupted run once, its stream and its keys and values kept. Whichever head of layer L is patched, every
+      activation before layer L is the corrupted run's, so the pass for layer L starts from the stream entering
+      block L (x_2L in a model with MLPs);
+    * the causal mask keeps every position before p0 as the corrupted run had it (no query i < p0 reads a key
+      j >= p0), so only the columns p0 ... n-1 are computed again; their queries read the earlier positions' keys
+      and values from the corrupted run's cache, and the earlier positions' logits are its logits. Patching at
+      the last position computes one column;
+    * every head of layer L in one pass: the rerun columns are repeated once per head, side by side (copy c holds
+      the columns for head c's patch, o^c taken from the clean run), and each copy's queries read only the earlier
+      positions and its own copy's columns (a mask on S, the scores), so the copies cannot see each other."""
+    H, V, n_layers = model.cfg.n_heads, model.cfg.n_vocab, model.cfg.n_layers
+    entering = [model.stream_into(layer) for layer in range(n_layers)]            # x_i entering block L
+    o_keys = [names.key(layer, "o_heads") for layer in range(n_layers)]
+    kv_keys = [names.key(layer, kind) for layer in range(n_layers) for kind in ("k", "v")]
+    _, bad_t, clean_cache, bad, m_clean, m_bad = _two_runs(
+        model, clean, corrupted, metric, clean_keys=o_keys, bad_keys=kv_keys + entering)
+    B, n = bad_t.shape
+    pos = _positions(n, positions)
+    p0 = min(pos)
+    m = n - p0                                                                    # columns computed again
+    cols = torch.tensor(pos) - p0                                                 # the patched ones among them
+    full = bad[names.LOGITS].clone()                                              # (B, n_vocab, n) for the metric
+    per_pass = max(1, min(H, LOGITS_BYTES_PER_PASS // (4 * B * V * m)))
+    out = torch.empty(n_layers, H)
+    for layer in range(n_layers):
+        clean_o = clean_cache[o_keys[layer]][..., pos]                            # (B, n_heads, d_model, patched)
+        for first in range(0, H, per_pass):
+            heads = list(range(first, min(H, first + per_pass)))
+            c = len(heads)
+
+            def patch(o: torch.Tensor) -> torch.Tensor:                           # (B, n_heads, d_model, c m)
+                o = o.clone()
+                for j, h in enumerate(heads):                                     # copy j: head h's clean o^h
+                    o[:, h, :, j * m + cols] = clean_o[:, h]
+                return o
+            edits: dict[str, Callable] = {o_keys[layer]: patch}
+            for later in range(layer, n_layers):
+                edits[names.key(later, "S")] = _copies_apart(p0, m, c)
+                if p0:
+                    for kind in ("k", "v"):
+                        edits[names.key(later, kind)] = _after(bad[names.key(later, kind)][..., :p0])
+            x = bad[entering[layer]][..., p0:].repeat(1, 1, c)                   # (B, d_model, c m)
+            with hooked(model, edits):
+                logits = model.run_from(layer, x)                                 # (B, n_vocab, c m)
+            for j, h in enumerate(heads):
+                full[..., p0:] = logits[..., j * m:(j + 1) * m]
+                out[layer, h] = (metric(full) - m_bad) / (m_clean - m_bad)
+    return out
+
+
+def _after(past: torch.Tensor) -> Callable:
+    """An edit of a layer's k or v, computed for the rerun columns only: the corrupted run's values at the positions
+    before them, ``past`` (batch, n_heads, d_head, p0), put in front."""
+    def prepend(t: torch.Tensor) -> torch.Tensor:                                 # (B, n_heads, d_head, c m)
+        return torch.cat([past, t], dim=-1)                                       # -> (B, n_heads, d_head, p0 + c m)
+    return prepend
+
+
+def _copies_apart(p0: int, m: int, copies: int) -> Callable:
+    """An edit of the scores S (batch, n_heads, c m, p0 + c m) of ``copies`` copies of m columns side by side after
+    p0 earlier positions: each query keeps the earlier positions and its own copy's columns up to itself (the
+    causal mask, applied already), and every other copy's columns get -inf (weight 0)."""
+    copy = torch.arange(copies).repeat_interleave(m)                              # (c m,) the copy of each column
+    other = torch.cat([torch.zeros(copies * m, p0, dtype=torch.bool), copy[:, None] != copy[None, :]], dim=1)
+
+    def apart(S: torch.Tensor) -> torch.Tensor:
+        return S.masked_fill(other, float("-inf"))
+    return apart
 
 
 def patch_resid(model: Transformer, clean, corrupted, metric: Metric) -> torch.Tensor:

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 
 import torch
 
-from helpers.interp.ablation import mean_activations
+from helpers.interp.ablation import given_means, mean_activations
 from helpers.interp.validate import _whole, check_head, check_layer
 from helpers.model import names
 from helpers.model.hooks import hooked
@@ -108,7 +108,7 @@ def _read_edit(delta, reader: int | None, n_heads: int):
 
 @contextmanager
 def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=None,
-                 positions: slice | Sequence[int] | None = None) -> Iterator[Transformer]:
+                 positions: slice | Sequence[int] | None = None, means: dict | None = None) -> Iterator[Transformer]:
     """Inside the ``with`` block, the outputs o^h of ``heads`` are replaced in the paths ``to`` only.
 
     heads:      one (layer, head) pair, e.g. (0, 1), or a list of them (their outputs are taken out together)
@@ -116,6 +116,7 @@ def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=Non
                 layer, (layer, head, "q" | "k" | "v") for one head, (layer, "mlp") for an MLP at or after the heads
     how:        "zero" (o^h := 0 on those paths) or "mean" (the mean of o^h over ``reference`` (batch, n) token ids
                 and ``positions``, as in ``helpers.interp.ablation.mean_activations``)
+    means:      instead of ``reference``, the answer of ``mean_activations`` for these heads, computed once and reused
 
     Every argument is checked before anything changes; afterwards the model is exactly as before.
     """
@@ -127,12 +128,17 @@ def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=Non
         raise TypeError(f"heads must be a (layer, head) pair, e.g. (0, 1), or a list of them, got {heads!r}")
     writers = sorted({check_head(model, _whole(p[0], "layer"), _whole(p[1], "head")) for p in pairs})
     paths = parse_paths(model, writers, to)
-    if how == "mean":
+    if how == "mean" and means is not None:
+        means = given_means(means, [("head", *w) for w in writers], reference, positions)
+        replacement = {w: means[("head", *w)] for w in writers}
+    elif how == "mean":
         if reference is None:
             raise ValueError("mean ablation needs reference texts: path_ablated(..., how='mean', reference=tokens "
                              "(batch, n)) — the mean of o^h is taken over them")
         means = mean_activations(model, reference, heads=writers, positions=positions)
         replacement = {w: means[("head", *w)] for w in writers}
+    elif means is not None:
+        raise ValueError("means are the values of a mean ablation; with how='zero' leave them out")
     elif reference is not None or positions is not None:
         raise ValueError("reference and positions set the mean of a mean ablation; with how='zero' leave them out")
     else:

@@ -81,8 +81,13 @@ def causal_mask(n: int, device=None) -> torch.Tensor:
 
 
 def masked(S: torch.Tensor) -> torch.Tensor:
-    """S with -inf above the diagonal, where key j comes after query i: the one place the causal mask is applied."""
-    return S.masked_fill(causal_mask(S.shape[-1], S.device), float("-inf"))
+    """S with -inf above the diagonal, where key j comes after query i: the one place the causal mask is applied.
+
+    S: (..., n, n), or (..., m, n) when only the last m of n tokens ask (their queries against every key): row i
+    is then query n - m + i, and the mask is the last m rows of the square one. Activation patching at the last
+    positions reruns only those columns (``helpers.interp.patching``)."""
+    m, n = S.shape[-2:]
+    return S.masked_fill(causal_mask(n, S.device)[n - m:], float("-inf"))
 
 
 def softmax_star(S: torch.Tensor, mask: bool = True) -> torch.Tensor:

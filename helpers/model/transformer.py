@@ -74,11 +74,34 @@ class Transformer(nn.Module):
         single = tokens.dim() == 1
         t = self.hooks["t"](tokens[None] if single else tokens)  # (batch, n)
         x = self.embed(t) if self.pos_embed is None else self.embed(t) + self.pos_embed(t)  # (batch, d_model, n)
-        x = self.hooks["x0"](x)
-        for block in self.blocks:
-            x = block(x)
-        logits = self.hooks["logits"](self.read_out(self.hooks["x_final"](x)))  # (batch, n_vocab, n)
+        logits = self.run_from(0, self.hooks["x0"](x))  # (batch, n_vocab, n)
         return logits[0] if single else logits
+
+    def run_from(self, layer: int, x: torch.Tensor) -> torch.Tensor:
+        """The rest of a forward pass from the stream x (batch, d_model, n) entering block ``layer`` (the state named
+        ``stream_into(layer)``): blocks layer, layer + 1, ..., then the unembedding -> logits (batch, n_vocab, n).
+        ``forward`` is run_from(0, x0). An edit that leaves the layers before ``layer`` as they were can start here
+        from a cached state instead of from the tokens (``helpers.interp.patching``, the heads explorer)."""
+        self._check_layer(layer)
+        if not (isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[1] == self.cfg.d_model):
+            got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"run_from needs the stream entering block {layer} as (batch, d_model = "
+                             f"{self.cfg.d_model}, n), got {got}")
+        for block in self.blocks[layer:]:
+            x = block(x)
+        return self.hooks["logits"](self.read_out(self.hooks["x_final"](x)))  # (batch, n_vocab, n)
+
+    def stream_into(self, layer: int) -> str:
+        """The name of the residual-stream state block ``layer`` reads: "x0" for block 0, then one more for every
+        attention layer and MLP before it ("x2" for block 1 of a model with MLPs, "x1" without)."""
+        self._check_layer(layer)
+        return names.resid(sum(1 + (block.mlp is not None) for block in self.blocks[:layer]))
+
+    def _check_layer(self, layer) -> None:
+        n = self.cfg.n_layers
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= n:
+            raise ValueError(f"layer must be a whole number from 0 to n_layers = {n} (n_layers: the unembedding "
+                             f"alone), got {layer!r}")
 
     def read_out(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from stream states: the final LayerNorm (if the model has one) and the unembedding, applied to

@@ -327,11 +327,12 @@ def pattern_text(A, tokens: Sequence[str], query: int | None = None, masked=None
         W[np.asarray(masked, dtype=bool)] = np.nan
     n = len(tokens)
     head = f"{label}: " if label else ""
-    best = [int(np.nanargmax(W[i])) if np.isfinite(W[i]).any() else -1 for i in range(n)]
+    # each row's strongest key (np.nanargmax row by row, in one call: NaN, the masked cells, never wins); -1: none
+    best = np.where(np.isfinite(W).any(-1), np.argmax(np.where(np.isnan(W), -np.inf, W), -1), -1).tolist()
     parts = [f"{head}attention pattern, {n} by {n}"]
     if n > 1:
-        prev = float(np.nanmean([W[i, i - 1] for i in range(1, n)]))
-        self_ = float(np.nanmean([W[i, i] for i in range(1, n)]))
+        prev = float(np.nanmean(np.diagonal(W, -1)))     # W[i, i - 1], i = 1 ... n - 1
+        self_ = float(np.nanmean(np.diagonal(W)[1:]))    # W[i, i], the first query left out
         offset, count = _offsets(best, first=1)
         strongest = [W[i, j] for i, j in enumerate(best) if i >= 1 and j >= 0 and i - j == offset]
         parts.append(f"on average a query gives {_num(prev, '.2f')} of its weight to the previous token and "

@@ -137,12 +137,14 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
 
 
 def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 9,
-                       marks: dict[str, object] | None = None, label: str = "") -> str:
+                       marks: dict[str, object] | None = None, label: str = "", labels: bool = True) -> str:
     """The same picture as ``pattern_html`` (shade = a_ij on white, masked cells light grey, ``marks`` framed,
     the ``query`` row outlined) for long sequences: the n x n weights travel as one small PNG, n pixels a side,
     scaled up without smoothing, with the frames drawn over it in SVG. Two 32 x 32 patterns as table cells
     are ~2,000 elements for the browser to lay out on every key press; as images they are two. The price:
-    no per-cell tooltip; hovering a query token shows its row's three largest weights instead."""
+    no per-cell tooltip; hovering a query token shows its row's three largest weights instead.
+    labels=False: the picture alone, n x cell pixels a side, without the tokens along its sides (a grid of many
+    small patterns; the image's text alternative still names the tokens and the strongest weights)."""
     A = np.clip(np.asarray(A, dtype=float), 0.0, 1.0)
     n = len(tokens)
     blue = np.array([int(BLUE[k:k + 2], 16) for k in (1, 3, 5)]) / 255.0
@@ -161,6 +163,14 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     if query is not None:
         overlay.append(f'<rect x="0.5" y="{query * cell + 0.5}" width="{side - 1}" height="{cell - 1}" fill="none" '
                        f'stroke="{SELECTED}" stroke-width="1.5"/>')
+    alt = html.escape(pattern_text(A, tokens, query, masked, label=label), quote=True)
+    picture = (f'<div style="position:relative;width:{side}px;height:{side}px">'
+               f'<img alt="{alt}" src="data:image/png;base64,{src}" width="{side}" height="{side}" '
+               f'style="image-rendering:pixelated;display:block">'
+               f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
+               f"</div>")
+    if not labels:
+        return f'<div class="gt-pattern-image" title="{alt}">{picture}</div>'
     labels = [html.escape(_show(t)) for t in tokens]
     font = f"font:{min(11, cell)}px monospace;line-height:{cell}px"
     # key labels run upwards, one cell wide each, so words longer than a cell do not run into each other
@@ -176,12 +186,7 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
             f'<div style="font-size:10px;color:{TEXT_MUTED};align-self:end">query&darr; key&rarr;</div>'
             f'<div style="display:flex;align-items:flex-end">{keys}</div>'
             f'<div style="text-align:right;padding-right:4px">{rows}</div>'
-            f'<div style="position:relative;width:{side}px;height:{side}px">'
-            f'<img alt="{html.escape(pattern_text(A, tokens, query, masked, label=label), quote=True)}" '
-            f'src="data:image/png;base64,{src}" width="{side}" height="{side}" '
-            f'style="image-rendering:pixelated;display:block">'
-            f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
-            f"</div></div>")
+            f"{picture}</div>")
 
 
 def row_bars_html(weights, tokens: Sequence[str], title: str = "", marks: dict[int, str] | None = None,

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helpers.plots.alt import bars_text, curves_text, describe, grid_text, level_text, panel
-from helpers.plots.palette import BLUE, GREY, INK, LINES, MASKED, RED
+from helpers.plots.palette import BLUE, DIVERGING, GREY, INK, LINES, MASKED, RED
 
 
 def new_axes(figsize=(7, 3)) -> Axes:
@@ -71,10 +71,14 @@ def heatmap(ax: Axes | None, M, xlabels: Sequence[str] | None = None, ylabels: S
     """A matrix as colours with token labels on both axes; ``text`` says what it shows in words (by default its
     largest entries and where each row's largest sits, or each column's with ``by="column"``: ``alt.grid_text``),
     after what the rows and columns are (``ylabel``, ``xlabel``: also the axes' labels). NaN entries (masked) are
-    drawn grey and counted in the words."""
+    drawn grey and counted in the words. A diverging ``cmap`` (palette.DIVERGING) without vmin and vmax is centred
+    on 0, so that its middle colour means 0."""
     ax = ax or new_axes((5, 4.5))
     M = np.asarray(M, dtype=float)
     colours = colormaps[cmap].with_extremes(bad=MASKED)   # a masked cell is not the colour of any value
+    if cmap in DIVERGING and vmin is None and vmax is None and np.isfinite(M).any():
+        vmax = float(np.nanmax(np.abs(M))) or 1.0         # a signed map centred on 0: white means 0, not the middle
+        vmin = -vmax
     im = ax.imshow(M, cmap=colours, vmin=vmin, vmax=vmax, aspect="auto")
     if xlabel:
         ax.set_xlabel(xlabel)

@@ -3,7 +3,7 @@
 LastTokenExplorer (notebook 03)  type a sentence: the last token's weights over the context for one
                                  head, and the next-token prediction with and without attention.
 PaddingExplorer   (notebook 04)  softmax([1, 2, P]) as P goes to -inf.
-HeadsExplorer     (notebook 05)  every head of one layer side by side; switch heads off and see the
+HeadsExplorer     (notebooks 05, 11)  every head of one layer side by side; switch heads off and see the
                                  next-token guess and the loss change.
 PatternExplorer   (notebook 04)  type text, pick layer, head and query; toggle the causal mask;
                                  see the pattern A as a heatmap with tokens on both axes. Positions are
@@ -17,6 +17,7 @@ All are drawn as HTML / SVG (helpers.widgets.base says why).
 
 from __future__ import annotations
 
+import contextlib
 import html
 
 import ipywidgets as W
@@ -166,23 +167,46 @@ class PaddingExplorer(Explorer):
         return text, {"P": P}, view
 
 
+def _strided_sample(p: torch.Tensor) -> torch.Tensor:
+    """A few entries of p, every dimension stepped so that at most about 5 of its indices are taken: a view, never
+    a copy (a tied or transposed weight is not contiguous, and flattening it would copy all of it)."""
+    q = p.detach()
+    for dim, size in enumerate(q.shape):
+        q = q[(slice(None),) * dim + (slice(None, None, max(1, size // 5)),)]
+    return q
+
+
 class HeadsExplorer(Explorer):
-    """Notebook 05: every head of one layer side by side on the text you type, and a switch per head.
+    """Notebook 05 (and 11, GPT-2's 144 heads): every head of one layer side by side on the text you type, and a
+    switch per head.
 
     A head switched off has its output o^h set to 0 (zero ablation, ``helpers.interp.ablation``): its
     pattern is still drawn (greyed), but nothing it reads reaches the residual stream. Beside the
     patterns: the model's next-token guesses after the last token with every head on and with the
     switched-off heads removed, and the loss on the typed text both ways — what the heads are *for*,
     measured, not read off a pattern. Switches are kept per layer; changing the layer shows its own.
-    The four patterns are drawn as images (``pattern_image_html``): as tables they cost the browser ~40 ms.
+
+    What a redraw costs: one forward pass per new text (every layer's patterns, the guesses and the loss come from
+    it, and are kept for the last few texts), so moving to another layer runs no model at all; switching heads off
+    runs the model from the first layer with a head off, starting from the stream the kept pass had there (the
+    layers before it are unchanged), and each set of switched-off heads is kept too. The patterns are images
+    (``pattern_image_html``): as tables they cost the browser ~40 ms. With more than four heads (GPT-2's 12) they
+    are drawn small, in a grid, without the tokens along their sides (``compact``): a layer of GPT-2 fits in
+    two or three rows instead of twelve pictures one above the other.
     """
+
+    KEPT = 8  # results kept, the oldest dropped first: sets of switched-off heads (over all texts) ...
+    KEPT_TEXTS = 3  # ... and texts (every layer's patterns and streams: about 60 MB for 300 tokens of GPT-2)
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
-                 top: int = 5):
+                 top: int = 5, compact: bool | None = None):
         _needs_attention(model)
         self.model, self.tok, self.top = model, tokenizer, top
+        self.compact = model.cfg.n_heads > 4 if compact is None else bool(compact)
         self.off: set[tuple[int, int]] = set()  # (layer, head) pairs switched off
+        self._runs: dict[tuple, dict] = {}  # token ids -> patterns, stream states, guesses with every head on
+        self._without: dict[tuple, tuple] = {}  # (token ids, switched-off heads) -> guesses without them
         self.text = text_box("text", text)
         self.layer = choice("layer", range(model.cfg.n_layers), layer)
         # pressed = on (the caption and the greyed pattern say which are off); a fixed label keeps a press cheap
@@ -214,38 +238,102 @@ class HeadsExplorer(Explorer):
     def _head_label(self, layer: int, h: int) -> str:
         return f"layer {layer}, head {h}" + (" (switched off)" if (layer, h) in self.off else "")
 
+    @staticmethod
+    def _keep(table: dict, key, value, most: int = KEPT):
+        table[key] = value
+        while len(table) > most:  # the oldest first
+            del table[next(iter(table))]
+        return value
+
+    def _model_state(self) -> tuple:
+        """Changes whenever a weight of the model is changed in place (training, an edit, even through ``.data``,
+        which torch does not count: a few entries of every weight are summed), a causal mask is switched or another
+        intervention is attached to the model or taken off: results kept from before are then not used."""
+        model = self.model
+        with torch.no_grad():
+            sample = sum(float(_strided_sample(p).double().sum()) for p in model.parameters())
+        attached = tuple((name, tuple(map(id, point.fns))) for name, point in model.hook_points.items() if point.fns)
+        return (tuple((id(p), p._version) for p in model.parameters()), sample,
+                tuple(b.attn.masked for b in model.blocks), attached)
+
+    def _guesses(self, logits: torch.Tensor, ids: torch.Tensor, off=()) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """logits (n_vocab, n) -> p after the last token (n_vocab,), and the mean loss on the text's next tokens
+        (None for one token). With every causal mask on, column i guesses token i + 1 from tokens 0 ... i only, so the
+        columns 0 ... n - 2 of the same pass are the text's loss (``per_position_loss``, which runs the first n - 1
+        tokens); with a mask off a column sees its own answer, so the loss is computed the long way."""
+        p = softmax(logits[:, -1])
+        if len(ids) < 2:
+            return p, None
+        if not all(b.attn.masked for b in self.model.blocks):
+            with ablated(self.model, heads=list(off)) if off else contextlib.nullcontext():
+                return p, per_position_loss(self.model, ids).mean()
+        logp = torch.log_softmax(logits[:, :-1], dim=0)  # (n_vocab, n - 1)
+        return p, -logp.gather(0, ids[None, 1:]).mean()
+
+    @torch.no_grad()
+    def _all_on(self, ids: torch.Tensor) -> dict:
+        """One forward pass with every head on: every layer's patterns, the stream entering every block, guesses."""
+        key = (self._model_state(), tuple(ids.tolist()))
+        if key in self._runs:
+            return self._runs[key]
+        model = self.model
+        into = [model.stream_into(layer) for layer in range(model.cfg.n_layers)]
+        A = [names.key(layer, "A") for layer in range(model.cfg.n_layers)]
+        kept = model.activations(ids, A + into + [names.LOGITS])
+        run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into]}
+        run["p"], run["loss"] = self._guesses(kept[names.LOGITS], ids)
+        return self._keep(self._runs, key, run, self.KEPT_TEXTS)
+
+    @torch.no_grad()
+    def _switched_off(self, ids: torch.Tensor, run: dict, off: list[tuple[int, int]]):
+        """The guesses with the heads ``off`` zeroed: the model run from the first layer with a head off, on the
+        stream the every-head-on pass had there."""
+        key = (self._model_state(), tuple(ids.tolist()), tuple(off))
+        if key not in self._without:
+            first = min(layer for layer, _ in off)
+            with ablated(self.model, heads=off):
+                logits = self.model.run_from(first, run["into"][first][None])[0]  # (n_vocab, n)
+            self._keep(self._without, key, self._guesses(logits, ids, off))
+        return self._without[key]
+
+    def _patterns(self, A: torch.Tensor, tokens: list[str], L: int, run: dict) -> str:
+        n = len(tokens)
+        future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        cell = max(2, min(14, 120 // n)) if self.compact else 14
+        drawn = run.setdefault("drawn", {})  # (layer, head, off) -> its picture: a layer seen before is not redrawn
+
+        def one(h: int) -> str:
+            off = (L, h) in self.off
+            if (L, h, off) not in drawn:
+                image = pattern_image_html(A[h], tokens, masked=future, cell=cell, label=self._head_label(L, h),
+                                           labels=not self.compact)
+                drawn[L, h, off] = (f'<div style="{"opacity:0.35" if off else ""}"><div style="font:12px sans-serif;'
+                                    f'text-align:center"><b>head {h}</b>{" (off)" if off else ""}</div>{image}</div>')
+            return drawn[L, h, off]
+        gap = 10 if self.compact else 16
+        return f'<div style="display:flex;flex-wrap:wrap;gap:{gap}px">{"".join(one(h) for h in range(len(A)))}</div>'
+
     def render(self):
         prompt = prepare_prompt(self.text.value, self.tok, self.model.cfg.n_ctx)
         L, n = self.layer.value, len(prompt.ids)
-        _, cache = self.model.run_with_cache(prompt.ids)
-        A = cache[names.key(L, "A")]  # (n_heads, n, n)
-        future = torch.ones(n, n, dtype=torch.bool).triu(1)
+        run = self._all_on(prompt.ids)
+        A = run["A"][L]  # (n_heads, n, n)
         off = sorted(self.off)
-        cells = "".join(
-            f'<div style="{"opacity:0.35" if (L, h) in self.off else ""}"><div style="font:12px sans-serif;'
-            f'text-align:center"><b>head {h}</b>{" (off)" if (L, h) in self.off else ""}</div>'
-            f"{pattern_image_html(A[h], prompt.tokens, masked=future, cell=14, label=self._head_label(L, h))}</div>"
-            for h in range(len(A)))
-
-        def guesses():  # next-token probabilities after the last token, and the loss on the text (n > 1)
-            return (self.model.next_token_probs(prompt.ids),
-                    per_position_loss(self.model, prompt.ids).mean() if n > 1 else None)
-
-        p_all, loss_all = p_off, loss_off = guesses()
+        p_all, loss_all = p_off, loss_off = run["p"], run["loss"]
         if off:
-            with ablated(self.model, heads=off):
-                p_off, loss_off = guesses()
+            p_off, loss_off = self._switched_off(prompt.ids, run, off)
         vocab = self.tok.vocab
         best = int(p_all.argmax())
         which = ", ".join(f"layer {a} head {b}" for a, b in off)
-        view = (f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
+        view = (self._patterns(A, prompt.tokens, L, run)
                 + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
                           svg.hbars(top_k(p_off, self.top, vocab), width=260,
                                     title=f"next token, {len(off)} head{'s' if len(off) != 1 else ''} off" if off
                                     else "next token, every head on",
                                     color=svg.ORANGE if off else svg.BLUE)))
-        text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; "
-                f"hover a query token for its largest weights). ")
+        where = ("hover a pattern for its strongest weights; the tokens: " + _tokens_line(prompt.tokens)
+                 if self.compact else "hover a query token for its largest weights")
+        text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; {where}). ")
         if off:
             text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
                      f"p(<code>{token_html(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
