@@ -280,15 +280,16 @@ class HeadsExplorer(Explorer):
         into = [model.stream_into(layer) for layer in range(model.cfg.n_layers)]
         A = [names.key(layer, "A") for layer in range(model.cfg.n_layers)]
         kept = model.activations(ids, A + into + [names.LOGITS])
-        run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into]}
+        run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into], "key": key}
         run["p"], run["loss"] = self._guesses(kept[names.LOGITS], ids)
         return self._keep(self._runs, key, run, self.KEPT_TEXTS)
 
     @torch.no_grad()
     def _switched_off(self, ids: torch.Tensor, run: dict, off: list[tuple[int, int]]):
         """The guesses with the heads ``off`` zeroed: the model run from the first layer with a head off, on the
-        stream the every-head-on pass had there."""
-        key = (self._model_state(), tuple(ids.tolist()), tuple(off))
+        stream the every-head-on pass had there. ``run`` is _all_on's answer of this redraw, so its key holds the
+        model's state as it is (not read a second time)."""
+        key = (*run["key"], tuple(off))
         if key not in self._without:
             first = min(layer for layer, _ in off)
             with ablated(self.model, heads=off):
