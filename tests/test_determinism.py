@@ -5,7 +5,7 @@ another BLAS code path, another thread count), and live training amplifies the l
 notebook runs once more here, on a fresh kernel, with torch's CPU kernels forced to another
 instruction set, MKL forced onto another code path and another thread count — twice, as two other machines
 (``OTHER_MACHINES``) — and must pass the same asserts and print exactly the committed text in every
-``# NBVAL_CHECK_OUTPUT`` cell.
+checked cell (tagged ``nbval-check-output``).
 
 Together with nbval's run (same checks, this machine's own settings) this is also the determinism
 test for every notebook: the committed outputs come from a fresh run (``tools/notebooks.py
@@ -34,10 +34,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools import margins
+from tools.clean import CHECK_TAG, is_checked
 
 
 ROOT = Path(__file__).resolve().parent.parent
-MARK = "# NBVAL_CHECK_OUTPUT"
 
 # Two other machines, as far as one machine can pretend (tools/margins.py's SETTINGS, the same the margins are
 # measured under): A — torch's vectorised CPU kernels without AVX2/AVX-512 (the "default" code path), MKL's
@@ -63,7 +63,7 @@ def checked_outputs(nb: nbformat.NotebookNode) -> dict[int, str]:
     """Cell index -> the text nbval compares (stdout and plain-text results) of every checked cell."""
     out = {}
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and MARK in cell.source:
+        if is_checked(cell):
             out[i] = "".join(o.get("text", "") if o.output_type == "stream" and o.get("name") == "stdout"
                              else o.get("data", {}).get("text/plain", "") if o.output_type == "execute_result"
                              else "" for o in cell.outputs)
@@ -91,7 +91,7 @@ def perturbed_env(machine: str = "other machine A") -> dict[str, str]:
 @pytest.mark.parametrize("path", chosen(), ids=lambda p: p.stem)
 def test_notebook_on_another_machine_prints_the_committed_checked_outputs(path, machine):
     committed = checked_outputs(nbformat.read(path, as_version=4))
-    assert committed, f"{path.name} has no `{MARK}` cell: nothing to compare"
+    assert committed, f"{path.name} has no `{CHECK_TAG}` cell: nothing to compare"
     settings = OTHER_MACHINES[machine]
     try:
         ran = run_notebook(path, perturbed_env(machine))

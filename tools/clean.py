@@ -1,8 +1,12 @@
 """What a committed notebook holds, in one place (``python -m tools.notebooks clean`` writes it, the tests check it):
-no execution counts, no widget state, no outputs, except in cells whose source contains ``# NBVAL_CHECK_OUTPUT``;
-those keep exactly the text a fresh seeded run printed, which nbval (``--nbval-lax``) compares on every test run,
-and a fixed execution count (the cell's position among the code cells, not counting the Colab cell at the top),
-without which nbval would not compare them."""
+no execution counts, no widget state, no outputs, except in *checked* cells, tagged ``nbval-check-output``; those
+keep exactly the text a fresh seeded run printed, which nbval (``--nbval-lax``) compares on every test run, and a
+fixed execution count (the cell's position among the code cells, not counting the Colab cell at the top), without
+which nbval would not compare them.
+
+nbval's instructions live in cell tags, which nbval reads as it reads its comment markers, so that the learner never
+sees them: a marker line written in a cell (``# NBVAL_CHECK_OUTPUT``, ``# NBVAL_IGNORE_OUTPUT``, ``# NBVAL_SKIP``,
+``# NBVAL_RAISES_EXCEPTION``) is taken out of its source and becomes the cell's tag (``markers_to_tags``)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,17 @@ from pathlib import Path
 import nbformat
 
 COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
-MARK = "# NBVAL_CHECK_OUTPUT"
+MARK = "# NBVAL_CHECK_OUTPUT"  # the comment nbval reads; a committed notebook holds CHECK_TAG instead
+CHECK_TAG = "nbval-check-output"  # the tag that makes nbval compare a cell's output (``--nbval-lax``)
+# nbval's comment markers (nbval/plugin.py's comment_markers) -> the cell tag nbval reads for the same instruction
+# (its metadata_tags: the marker lower-cased with "-" for "_"; "raises-exception" is also JupyterLab's own tag)
+MARKER_TAGS = {
+    "NBVAL_CHECK_OUTPUT": CHECK_TAG,
+    "NBVAL_IGNORE_OUTPUT": "nbval-ignore-output",
+    "PYTEST_VALIDATE_IGNORE_OUTPUT": "nbval-ignore-output",
+    "NBVAL_SKIP": "nbval-skip",
+    "NBVAL_RAISES_EXCEPTION": "raises-exception",
+}
 NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task")
 KEEP_NB_METADATA = ("kernelspec", "language_info")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -22,6 +36,37 @@ def is_colab_cell(cell) -> bool:
     return cell.cell_type == "code" and cell.source.startswith(COLAB_HEAD)
 
 
+def marker(line: str) -> str | None:
+    """The nbval marker a source line is (as nbval reads one: a whole-line comment), or None."""
+    line = line.strip()
+    name = line.lstrip("#").strip() if line.startswith("#") else None
+    return name if name in MARKER_TAGS else None
+
+
+def markers_to_tags(cell) -> bool:
+    """Move a code cell's nbval marker lines into its tags (in place; again on the same cell, nothing changes).
+    Returns whether anything moved."""
+    if cell.cell_type != "code":
+        return False
+    lines = cell.source.split("\n")
+    found = [marker(line) for line in lines]
+    if not any(found):
+        return False
+    cell.source = "\n".join(line for line, m in zip(lines, found) if not m)
+    tags = list(cell.metadata.get("tags", []))
+    tags += [t for t in dict.fromkeys(MARKER_TAGS[m] for m in found if m) if t not in tags]
+    cell.metadata["tags"] = tags
+    return True
+
+
+def is_checked(cell) -> bool:
+    """A code cell whose output nbval compares: tagged ``nbval-check-output`` (or, before ``clean`` has moved it,
+    with the marker line in its source)."""
+    return cell.cell_type == "code" and (CHECK_TAG in cell.metadata.get("tags", [])
+                                         or any(marker(line) == "NBVAL_CHECK_OUTPUT"
+                                                for line in cell.source.splitlines()))
+
+
 def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NB_METADATA}
     nb.metadata["kernelspec"] = KERNELSPEC
@@ -30,6 +75,7 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         # (the Colab cell, the same in every notebook, is not counted: adding it left every count as it was)
         ordinal += cell.cell_type == "code" and not is_colab_cell(cell)
+        markers_to_tags(cell)
         meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
         if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
             meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
@@ -40,7 +86,7 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 cell.pop("attachments", None)
             continue
         cell.execution_count = None
-        if MARK in cell.source:
+        if is_checked(cell):
             # nbval only compares cells that have an execution count; use the cell's position,
             # which never changes between runs (unlike the kernel's counter).
             cell.execution_count = ordinal

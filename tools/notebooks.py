@@ -9,11 +9,12 @@
     python -m tools.notebooks cloud [--repo owner/name[@ref]] [--check]  the Colab cells, Binder and Colab links
                                                             (tools/cloud.py)
 
-"Clean" means: no execution counts, no widget state, no outputs, except in cells whose source
-contains ``# NBVAL_CHECK_OUTPUT``; those keep exactly the text a fresh seeded run printed, which
+"Clean" means: no execution counts, no widget state, no outputs, except in cells tagged
+``nbval-check-output``; those keep exactly the text a fresh seeded run printed, which
 nbval (``--nbval-lax``) compares on every test run, and a fixed execution count (the cell's
 position among the code cells, not counting the Colab cell at the top), without which nbval would not compare
-them. Default: every notebook in notebooks/.
+them. nbval's comment markers (``# NBVAL_CHECK_OUTPUT`` and the others) become cell tags, out of the learner's
+sight (tools/clean.py). Default: every notebook in notebooks/.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from tools import cloud
-from tools.clean import KERNELSPEC, MARK, cleaned, is_clean, write  # noqa: F401 (the tools' names for them)
+from tools.clean import CHECK_TAG, KERNELSPEC, MARK, cleaned, is_checked, is_clean, write  # noqa: F401 (the tools' names)
 
 ROOT = Path(__file__).resolve().parent.parent
 # nbgrader's markers: `nbgrader generate_assignment` (and `learner` below, through nbgrader's own
