@@ -19,13 +19,22 @@ import numpy as np
 import torch
 
 
-def setup(seed: int = 0, threads: int | None = None) -> dict:
+class Settings(dict):
+    """What ``setup`` set: ``{"seed": ..., "threads": ..., "torch": <torch's version>}``, a plain dict that Jupyter
+    does not echo when ``helpers.setup(seed=0)`` ends a cell, so the set-up cell stays quiet. ``print`` it (or
+    ``dict(...)``) to see it."""
+
+    def _ipython_display_(self) -> None:  # IPython's display hook shows nothing for the result of a cell
+        pass
+
+
+def setup(seed: int = 0, threads: int | None = None) -> Settings:
     """Seed python, numpy and torch, and set torch's thread count.
 
     threads: None -> ``$GT_THREADS`` if set, else 1.
     ``$GT_SEED``, if set, replaces ``seed``: how ``tools/margins.py`` and the seed tests run a whole notebook as
     another learner's run (the notebooks that train pass ``setup(...)["seed"]`` on to their training).
-    Returns the settings used, so a notebook can print them.
+    Returns the settings used (``Settings``: a dict, which a notebook cell does not display unless printed).
     """
     if threads is None:
         threads = int(os.environ.get("GT_THREADS", "1"))
@@ -39,7 +48,7 @@ def setup(seed: int = 0, threads: int | None = None) -> dict:
     torch.set_num_threads(threads)
     seed_everything(seed)
     release_memory_after_every_cell()
-    return {"seed": seed, "threads": torch.get_num_threads(), "torch": torch.__version__}
+    return Settings(seed=seed, threads=torch.get_num_threads(), torch=torch.__version__)
 
 
 def seed_everything(seed: int) -> None:
