@@ -42,11 +42,12 @@ def ticks(lo: float, hi: float, n: int = 4) -> list[float]:
 
 
 def signed(value: float, fmt: str = ".2f") -> str:
-    """``value`` formatted with a real minus sign and never as "-0.00" (a rounding artefact, not a sign);
+    """``value`` formatted with a real minus sign and never as "-0.00" (a rounding artefact, not a sign): a value
+    that rounds to zero is written as zero is, "0.00" (or "+0.00" with ``fmt="+.2f"``);
     tick labels use ``fmt=".4g"``: short, no float noise."""
     s = format(value, fmt)
     if s.startswith("-") and float(s) == 0:
-        s = s[1:]
+        s = format(0.0, fmt)
     return s.replace("-", "−")
 
 
