@@ -22,8 +22,10 @@ case on other numbers; it may not hand over the solution's code. The solution is
    takes ``.max(dim=0, keepdim=True)``. The same ``MIN_TOKENS`` applies (``float("-inf")`` alone, four tokens, is
    the way to write −∞, not a solution).
 
-Formulas in LaTeX are not code and are not compared; that a hint's formula is not the answer stays a reader's
-judgement (the second and third hint of each exercise were rewritten with that in mind).
+Formulas in LaTeX and numbers in prose are not code and are not compared: that a hint's formula or constant is not
+the answer stays a reader's judgement (by that reading 2.2, 2.3, 3.2, 7.3, 8.1 and 10.4 were rewritten too). A
+folded "No calculus?" block is not a hint: it is the way through for a learner without the prerequisite, and may
+state a formula (7.3's does).
 """
 
 from __future__ import annotations
