@@ -14,7 +14,8 @@ metadata says.
 ``INDUCTION`` holds three copies of notebook 09's character-level induction model (its own recipe, seeds 0-2),
 float32, the references of exercise 9.3's check and the model notebook 10 reads, and one model of the earlier,
 periodic recipe (notebook 09's lesson); their metadata records the head scores, repeat loss and copying by position
-that the test re-measures.
+that the test re-measures. ``TEXT`` holds the two models of notebook 09's section 10 (the King James text alone, and
+with passages written twice mixed in; helpers/text_induction.py), float16, with the curve recorded while they trained.
 
 To add a model, add one ``Spec`` to ``REGISTRY`` (e.g. "full1" with d_mlp and layernorm) and run
 this script with its name. Use ``GT_THREADS=1`` on a shared machine.
@@ -138,6 +139,13 @@ EXPERIMENTS: dict[str, Spec] = {
 INDUCTION: dict[str, int] = {f"induction_s{seed}": seed for seed in (0, 1, 2)} | {"induction_periodic": 0}
 INDUCTION_RECIPE = dict(max_steps=1500, threshold=0.85, every_position=0.5, extra_steps=100)  # notebook 09's
 PERIODIC_RECIPE = dict(max_steps=1500, threshold=0.85, extra_steps=100, batch_size=32, data="periodic")
+
+
+# Notebook 09's section 10: induction heads grown from the King James text (helpers/text_induction.py says what was
+# tried and why this shape). The same model and steps twice: the text alone, and the text with half of each batch's
+# rows holding a passage written twice (those rows scored on the repeat). float16, measured after reloading.
+TEXT: dict[str, dict] = {"text_induction": dict(steps=8000, batch_size=8, lr=3e-3, repeat_share=0.5, seed=0),
+                         "text_plain": dict(steps=8000, batch_size=8, lr=3e-3, repeat_share=0.0, seed=0)}
 
 
 def induction_recipe(name: str) -> dict:
@@ -353,6 +361,41 @@ def train_induction_reference(name: str) -> dict:
     return meta
 
 
+def train_text_reference(name: str) -> dict:
+    """One of TEXT: trained, saved (float16) with its recipe, the curve recorded while training and the figures of
+    helpers.text_induction.probe measured on the file itself (tests/test_checkpoints.py re-measures them)."""
+    import torch
+
+    from helpers import setup
+    from helpers.model import checkpoint
+    from helpers.text_induction import config, probe, train_text
+    from helpers.train import fresh_model
+
+    recipe = TEXT[name]
+    setup(recipe["seed"])
+    model = fresh_model(config(), seed=recipe["seed"])
+    run = train_text(model, **recipe)
+    path = checkpoint.named_path(name)
+    what = "with repeated passages mixed in" if recipe["repeat_share"] else "alone"
+    meta = {"name": name,
+            "description": f"notebook 09's section 10: 2 layers, attention only, the King James text {what}",
+            "recipe": json.dumps(recipe), "steps": str(run.step[-1]), "train_seconds": f"{run.seconds:.0f}",
+            "vocab_hash": vocab_hash(default_data_tokenizer()), "curve": json.dumps(run.rows()),
+            "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    checkpoint.save(model, path, dtype=torch.float16, **meta)
+    figures = probe(checkpoint.load(path))
+    meta["figures"] = json.dumps({k: [[round(v, 3) for v in row] for row in x] if isinstance(x, list) else round(x, 3)
+                                  for k, x in figures.items()})
+    checkpoint.save(model, path, dtype=torch.float16, **meta)
+    return meta
+
+
+def default_data_tokenizer():
+    from helpers.data import default_data
+
+    return default_data().tokenizer
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help=f"models to train (default: all of {', '.join(REGISTRY)})")
@@ -369,17 +412,27 @@ def main(argv: list[str]) -> int:
             p = checkpoint.named_path(name)
             got = checkpoint.metadata(p).get("repeat_loss_second", "?") if p.is_file() else "not trained"
             print(f"{name:13s} notebook 09's model, seed {seed} (exercise 9.3's reference); repeat loss {got}")
+        for name, recipe in TEXT.items():
+            p = checkpoint.named_path(name)
+            got = json.loads(checkpoint.metadata(p)["figures"])["loss_repeat"] if p.is_file() else "not trained"
+            print(f"{name:13s} notebook 09's model of the King James text, repeat share {recipe['repeat_share']}; "
+                  f"loss on repeated passages {got}")
         for name, spec in EXPERIMENTS.items():
             p = output_path(name)
             got = checkpoint.metadata(p).get("heldout_loss", "?") if p.is_file() else "not trained"
             print(f"{name:13s} (experiment, not shipped) {spec.description}; held-out loss {got}")
         return 0
-    unknown = [n for n in args.names if n not in REGISTRY and n not in EXPERIMENTS and n not in INDUCTION]
+    unknown = [n for n in args.names if n not in REGISTRY and n not in EXPERIMENTS and n not in INDUCTION
+               and n not in TEXT]
     if unknown:
         print(f"unknown model(s) {unknown}; the registry has {list(REGISTRY)}, the induction references "
               f"{list(INDUCTION)}, the experiments {list(EXPERIMENTS)}", file=sys.stderr)
         return 2
-    for name in args.names or list(REGISTRY) + list(INDUCTION):
+    for name in args.names or list(REGISTRY) + list(INDUCTION) + list(TEXT):
+        if name in TEXT:
+            meta = train_text_reference(name)
+            print(f"{name}: {json.loads(meta['figures'])} after {meta['steps']} steps ({meta['train_seconds']} s)")
+            continue
         if name in INDUCTION:
             meta = train_induction_reference(name)
             print(f"{name}: repeat loss {meta['repeat_loss_second']} nats/token after {meta['steps']} steps "
