@@ -155,15 +155,17 @@ def train_text(model: Transformer, steps: int, *, batch_size: int = 8, lr: float
 def written_twice(text: str) -> tuple[torch.Tensor, list[str]]:
     """A passage you type, written twice as the model reads it: ((2 n,) word ids, the n words as tokens).
 
-    Words outside the 2,000-word vocabulary become <unk> (the list shows which); an empty passage, or one longer
-    than n_ctx / 2 = 32 words (two copies must fit in the context), is refused with a message."""
+    Words outside the 2,000-word vocabulary become <unk> (the list shows which); a passage of fewer than 2 tokens, or
+    of more than n_ctx / 2 = 32 (words and punctuation marks: two copies must fit in the context), is refused with a
+    message."""
     tokenizer = default_data().tokenizer
     ids = tokenizer.encode(text)
-    if len(ids) == 0:
-        raise ValueError("the passage is empty: type a few words (a verse, say) to see the model read them twice")
+    if len(ids) < 2:
+        raise ValueError(f"the passage has {'no' if len(ids) == 0 else 'one'} token: type a few words (a verse, say) "
+                         "to see the model read them twice; a word is predicted from the words before it")
     if len(ids) > N_CTX // 2:
-        raise ValueError(f"the passage has {len(ids)} words, but written twice it must fit in n_ctx = {N_CTX}: "
-                         f"keep it to {N_CTX // 2} words")
+        raise ValueError(f"the passage has {len(ids)} tokens (words and punctuation marks), but written twice it must "
+                         f"fit in n_ctx = {N_CTX}: keep it to {N_CTX // 2}")
     return torch.cat([ids, ids]), tokenizer.to_strings(ids)
 
 

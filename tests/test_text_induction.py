@@ -65,9 +65,11 @@ def test_a_typed_passage_is_read_twice_or_refused_with_a_message():
     assert torch.equal(ids[:len(words)], ids[len(words):])
     _, words = written_twice("the zyzzyva of god")
     assert "<unk>" in words
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="has no token"):
         written_twice("   ")
-    with pytest.raises(ValueError, match="keep it to 32 words"):
+    with pytest.raises(ValueError, match="has one token"):
+        written_twice("Jesus")
+    with pytest.raises(ValueError, match="33 tokens .words and punctuation marks.*keep it to 32"):
         written_twice("and " * 33)
 
 
