@@ -4,8 +4,8 @@ No PyTorch is assumed: each operation below is shown — on a tiny tensor, in a 
 first use — at or before the first cell, hint or exercise that uses it. To see the list in a notebook:
 
     from helpers import idioms
-    print(idioms.table())         # every operation, in the order you meet them
-    print(idioms.table("05"))     # those a notebook shows first
+    idioms.table()                # every operation, in the order you meet them (a cell's last line: a table)
+    idioms.table("05")            # those a notebook shows first
 
 Each entry: (the operation, the notebook that first shows it, the section it is in, what it does). An operation
 written ``.name`` is a method or attribute of a tensor (or of a model, or an optimizer); ``torch.name`` and ``F.name``
@@ -53,7 +53,7 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     (".grad", "02", "Gradients in PyTorch", "where `.backward()` puts a tensor's gradient"),
     (".requires_grad_", "02", "Gradients in PyTorch", "asks PyTorch to record what is computed from a tensor"),
     (".detach", "02", "Gradients in PyTorch", "the same numbers, without the recording"),
-    (".clone", "02", "Exercise 2.3", "a copy, so changing it leaves the original alone"),
+    (".clone", "02", "More PyTorch for the exercises", "a copy, so changing it leaves the original alone"),
     ("F.one_hot", "02", "Exercise 2.3", "one-hot rows: a 1 in the column of each id"),
     (".expand", "02", "How close is", "repeats a size-1 dimension, without copying"),
     ("torch.argsort", "02", "How close is", "the positions that would sort a tensor"),
@@ -137,10 +137,22 @@ IDIOMS: list[tuple[str, str, str, str]] = [
 WHERE = {idiom: (notebook, section) for idiom, notebook, section, _ in IDIOMS}
 
 
-def table(notebook: str | None = None) -> str:
-    """The list as a markdown table (only what `notebook`, e.g. "05", shows first, if given)."""
+# sections whose heading goes on with a formula after the words kept here
+CUT = {"How close is", "5. Why", "Why divide by", "Does a model without"}
+
+
+class Table(str):
+    """A markdown table that a notebook shows as a table when it is a cell's last line (``print`` gives the text)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def table(notebook: str | None = None) -> Table:
+    """The list as a markdown table (only what `notebook`, e.g. "05", shows first, if given); as a cell's last line
+    it is shown as a table. A section named up to a formula in its heading ends in "…"."""
     rows = ["| PyTorch | what it does | first shown in |", "|---|---|---|"]
     for idiom, nb, section, says in IDIOMS:
         if notebook is None or nb == notebook:
-            rows.append(f"| `{idiom}` | {says} | {nb} · {section} |")
-    return "\n".join(rows)
+            rows.append(f"| `{idiom}` | {says} | {nb} · {section}{' …' if section in CUT else ''} |")
+    return Table("\n".join(rows))
