@@ -31,13 +31,31 @@ def chromium_problem() -> str | None:
     return None
 
 
+_RUNNING: list = []  # the Playwright that an enclosing browser() or browser_sessions() of this process started
+
+
+@contextlib.contextmanager
+def _playwright():
+    """Playwright's sync API, started once: inside an open browser() (a test session's shared browser, say), a second
+    sync_playwright() would refuse to start ("Sync API inside the asyncio loop"), so the running one is reused."""
+    if _RUNNING:
+        yield _RUNNING[-1]
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        _RUNNING.append(p)
+        try:
+            yield p
+        finally:
+            _RUNNING.pop()
+
+
 @contextlib.contextmanager
 def browser(user_data_dir: Path | None = None):
     """A headless Debian Chromium driven by Playwright; yields a persistent browser context."""
-    from playwright.sync_api import sync_playwright
-
     tmp = Path(user_data_dir or tempfile.mkdtemp(prefix="gt-chromium-"))
-    with sync_playwright() as p:
+    with _playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             str(tmp), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
             viewport={"width": 1280, "height": 900}, device_scale_factor=1,
@@ -53,9 +71,7 @@ def browser(user_data_dir: Path | None = None):
 def browser_sessions(n: int):
     """One headless Chromium with ``n`` separate sessions (own cookies and storage each): several people's
     browsers, e.g. students logged in to one JupyterHub. Yields the list of browser contexts."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    with _playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             yield [chromium.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1,
