@@ -86,6 +86,11 @@ def repeated_passages(count: int = 32, half: int = PASSAGE, seed: int = 0) -> to
     return torch.cat([first, first], dim=1)
 
 
+def rounded(x, digits: int = 3):
+    """A figure, or nested lists of them, rounded for a checkpoint's metadata."""
+    return [rounded(v, digits) for v in x] if isinstance(x, list) else round(x, digits)
+
+
 @dataclass
 class TextRun:
     """What ``train_text`` recorded every ``every`` steps: the curve of the phase change."""
@@ -100,8 +105,7 @@ class TextRun:
 
     def rows(self) -> list[dict]:
         """The curve as JSON-ready rows, one per recorded step (3 decimals)."""
-        def r(x):
-            return [r(v) for v in x] if isinstance(x, list) else round(x, 3)
+        r = rounded
         return [dict(step=s, heldout=r(h), loss_first=r(a), loss_repeat=r(b), induction=r(i), previous=r(p))
                 for s, h, a, b, i, p in zip(self.step, self.heldout, self.loss_first, self.loss_repeat,
                                             self.induction, self.previous)]

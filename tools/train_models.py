@@ -367,8 +367,9 @@ def train_text_reference(name: str) -> dict:
     import torch
 
     from helpers import setup
+    from helpers.data import default_data
     from helpers.model import checkpoint
-    from helpers.text_induction import config, probe, train_text
+    from helpers.text_induction import config, probe, rounded, train_text
     from helpers.train import fresh_model
 
     recipe = TEXT[name]
@@ -380,20 +381,13 @@ def train_text_reference(name: str) -> dict:
     meta = {"name": name,
             "description": f"notebook 09's section 10: 2 layers, attention only, the King James text {what}",
             "recipe": json.dumps(recipe), "steps": str(run.step[-1]), "train_seconds": f"{run.seconds:.0f}",
-            "vocab_hash": vocab_hash(default_data_tokenizer()), "curve": json.dumps(run.rows()),
+            "vocab_hash": vocab_hash(default_data().tokenizer), "curve": json.dumps(run.rows()),
             "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     checkpoint.save(model, path, dtype=torch.float16, **meta)
     figures = probe(checkpoint.load(path))
-    meta["figures"] = json.dumps({k: [[round(v, 3) for v in row] for row in x] if isinstance(x, list) else round(x, 3)
-                                  for k, x in figures.items()})
+    meta["figures"] = json.dumps({k: rounded(x) for k, x in figures.items()})
     checkpoint.save(model, path, dtype=torch.float16, **meta)
     return meta
-
-
-def default_data_tokenizer():
-    from helpers.data import default_data
-
-    return default_data().tokenizer
 
 
 def main(argv: list[str]) -> int:
