@@ -68,6 +68,7 @@ SLOW_FILES = {
     "test_gpt2.py",              # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
     "test_model_pin.py",         # every shipped checkpoint, every intervention
     "test_seeds.py",             # notebooks again under other seeds and machine settings
+    "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
 }
 
 

@@ -264,3 +264,62 @@ def test_the_heads_explorer_shows_what_the_model_does_now(model_and_tok):
     ex.layer.value = 0
     ex.layer.value = 1
     assert ex.caption.value != inside                        # not the ablated model's results, kept
+
+
+def test_a_long_model_run_is_answered_in_two_steps(model_and_tok, monkeypatch):
+    """When a pass takes longer than SPLIT_ABOVE_S (GPT-2 Small's shapes), a head switched off on the page for the
+    first time is answered at once with the head greyed and the guesses coming, and the model runs after the reply:
+    the second step shows exactly what a redraw answered whole shows. A change made by code (a cell, this test
+    without the page) is answered whole; a press the learner takes back before the second step costs no run."""
+    from helpers.model.hooks import hooked
+    from helpers.widgets import attention, later
+
+    model, tok = model_and_tok
+    text = "and god said , let there be light"
+    whole = attention.HeadsExplorer(model, tok, text=text, layer=1)
+    whole.switches[2].value = False                                    # not from the page: whole, as always
+    assert "guesses" not in whole.last_state and "loss on this text" in whole.caption.value
+
+    queued = []
+    monkeypatch.setattr(later, "from_the_page", lambda: True)
+    monkeypatch.setattr(later, "after_reply", lambda fn: queued.append(fn) or True)
+    monkeypatch.setattr(attention.HeadsExplorer, "SPLIT_ABOVE_S", -1.0)   # every run counts as long
+    passes = []
+    with hooked(model, {"logits": lambda t: passes.append(t.shape) and None}):
+        ex = attention.HeadsExplorer(model, tok, text=text, layer=1)
+        passes.clear()
+        ex.switches[2].value = False
+        assert passes == [] and len(queued) == 1                       # answered before the model ran
+        assert ex.last_state["guesses"] == "coming" and ex.last_state["head2"] == "off"
+        assert "running the model without them" in ex.view.value and "(off)" in ex.view.value
+        assert "the guesses and the loss follow" in ex.caption.value and "loss on this text" not in ex.caption.value
+        queued.pop()()                                                  # the kernel has replied: the second step
+        assert len(passes) == 1 and "guesses" not in ex.last_state
+        assert ex.caption.value == whole.caption.value and ex.view.value == whole.view.value
+
+        ex.switches[1].value = False                                    # pressed ...
+        ex.switches[1].value = True                                     # ... and taken back before the second step
+        for fn in queued:
+            fn()
+        assert len(passes) == 1 and ex.caption.value == whole.caption.value
+    monkeypatch.setattr(attention.HeadsExplorer, "SPLIT_ABOVE_S", 1e9)    # a small model: never split
+    small = attention.HeadsExplorer(model, tok, text=text, layer=1)
+    small.switches[2].value = False
+    assert "guesses" not in small.last_state
+
+
+def test_the_second_step_waits_for_the_kernels_reply():
+    """helpers.widgets.later outside a kernel: no event loop, nothing scheduled (the caller answers whole); inside a
+    running loop the step is queued, not run."""
+    import asyncio
+
+    from helpers.widgets import later
+
+    ran = []
+    assert not later.from_the_page() and not later.after_reply(lambda: ran.append(1)) and ran == []
+
+    async def inside():
+        assert later.after_reply(lambda: ran.append(1)) and ran == []
+        await asyncio.sleep(0)
+        assert ran == [1]
+    asyncio.run(inside())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import time
 
 import ipywidgets as W
 import torch
@@ -34,6 +35,7 @@ from helpers.plots.attention import pattern_css, pattern_html, pattern_image_htm
 from helpers.ngrams import top_k
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
+from helpers.widgets import later
 from helpers.widgets.base import Explorer, choice, chosen, text_box
 
 
@@ -193,10 +195,16 @@ class HeadsExplorer(Explorer):
     (``pattern_image_html``): as tables they cost the browser ~40 ms. With more than four heads (GPT-2's 12) they
     are drawn small, in a grid, without the tokens along their sides (``compact``): a layer of GPT-2 fits in
     two or three rows instead of twelve pictures one above the other.
+
+    When that run is long (a pass with every head on took more than ``SPLIT_ABOVE_S``: GPT-2 Small's shapes, not the
+    series' small models), a press on the page is answered in two steps (``helpers.widgets.later``): at once the
+    pattern greyed and the guesses marked as coming (``guesses=coming`` in the state), then, once the kernel has
+    replied, the guesses and the loss without the head (the state as before, without ``guesses``).
     """
 
     KEPT = 8  # results kept, the oldest dropped first: sets of switched-off heads (over all texts) ...
     KEPT_TEXTS = 3  # ... and texts (every layer's patterns and streams: about 60 MB for 300 tokens of GPT-2)
+    SPLIT_ABOVE_S = 0.05  # a press whose model run may take longer than this is answered in two steps (see above)
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
@@ -213,6 +221,8 @@ class HeadsExplorer(Explorer):
         self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
                                         layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
         self._syncing = False
+        self._pass_s = 0.0  # how long the last pass with every head on took (what a switched-off run costs at most)
+        self._split = False  # this redraw may leave the model run for after the reply (a press on the page)
         for h, sw in enumerate(self.switches):
             sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
         self.layer.observe(self._show_layer_switches, names="value")
@@ -232,8 +242,21 @@ class HeadsExplorer(Explorer):
             self._syncing = False
 
     def update(self, *args):
-        if not self._syncing:  # one redraw per learner change, not one per button the layer change sets
+        if self._syncing:  # one redraw per learner change, not one per button the layer change sets
+            return
+        self._split = self._pass_s > self.SPLIT_ABOVE_S and later.from_the_page()
+        try:
             super().update(*args)
+        finally:
+            self._split = False
+        if self.last_state.get("guesses") == "coming" and not later.after_reply(self._finish):
+            self._finish()  # (no event loop to leave it to: answered whole)
+
+    def _finish(self) -> None:
+        """The second step of a split redraw: the model runs for the heads switched off now (if the learner has
+        pressed again meanwhile, for their latest choice), then the whole picture is drawn."""
+        if self.last_state.get("guesses") == "coming":
+            super().update()
 
     def _head_label(self, layer: int, h: int) -> str:
         return f"layer {layer}, head {h}" + (" (switched off)" if (layer, h) in self.off else "")
@@ -279,7 +302,9 @@ class HeadsExplorer(Explorer):
         model = self.model
         into = [model.stream_into(layer) for layer in range(model.cfg.n_layers)]
         A = [names.key(layer, "A") for layer in range(model.cfg.n_layers)]
+        start = time.perf_counter()
         kept = model.activations(ids, A + into + [names.LOGITS])
+        self._pass_s = time.perf_counter() - start
         run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into], "key": key}
         run["p"], run["loss"] = self._guesses(kept[names.LOGITS], ids)
         return self._keep(self._runs, key, run, self.KEPT_TEXTS)
@@ -321,21 +346,28 @@ class HeadsExplorer(Explorer):
         A = run["A"][L]  # (n_heads, n, n)
         off = sorted(self.off)
         p_all, loss_all = p_off, loss_off = run["p"], run["loss"]
-        if off:
+        coming = bool(off) and self._split and (*run["key"], tuple(off)) not in self._without
+        if off and not coming:
             p_off, loss_off = self._switched_off(prompt.ids, run, off)
         vocab = self.tok.vocab
         best = int(p_all.argmax())
         which = ", ".join(f"layer {a} head {b}" for a, b in off)
+        heads_off = f"{len(off)} head{'s' if len(off) != 1 else ''} off"
+        without = (f'<div class="gt-coming" style="width:260px;font:12px sans-serif;color:{TEXT_MUTED}">'
+                   f"<b>next token, {heads_off}</b><br>running the model without them&hellip;</div>" if coming else
+                   svg.hbars(top_k(p_off, self.top, vocab), width=260,
+                             title=f"next token, {heads_off}" if off else "next token, every head on",
+                             color=svg.ORANGE if off else svg.BLUE))
         view = (self._patterns(A, prompt.tokens, L, run)
                 + svg.row(svg.hbars(top_k(p_all, self.top, vocab), title="next token, every head on", width=260),
-                          svg.hbars(top_k(p_off, self.top, vocab), width=260,
-                                    title=f"next token, {len(off)} head{'s' if len(off) != 1 else ''} off" if off
-                                    else "next token, every head on",
-                                    color=svg.ORANGE if off else svg.BLUE)))
+                          without))
         where = ("hover a pattern for its strongest weights; the tokens: " + _tokens_line(prompt.tokens)
                  if self.compact else "hover a query token for its largest weights")
         text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; {where}). ")
-        if off:
+        if coming:
+            text += (f"Switched off (output o<sup>h</sup> = 0): {which}. The model is running from layer "
+                     f"{off[0][0]} on without {'it' if len(off) == 1 else 'them'}: the guesses and the loss follow.")
+        elif off:
             text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
                      f"p(<code>{token_html(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
                      f"&rarr; {float(p_off[best]):.2f}; top guess "
@@ -349,4 +381,6 @@ class HeadsExplorer(Explorer):
         state = {"layer": L, "n": n, "text": self.text.value} | {
             f"head{h}": "off" if (L, h) in self.off else "on" for h in range(len(A))} | {
             "off": ",".join(f"{a}:{b}" for a, b in off) or "none"}  # layer:head
+        if coming:
+            state["guesses"] = "coming"
         return text + _notice(prompt), state, view

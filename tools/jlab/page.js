@@ -198,11 +198,15 @@
     // Kernel idle, and nothing (kernel status, caption state, picture) changed for `ms`: a burst of
     // key presses has been fully answered. Reset with gt.quietReset() before each wait.
     quietReset() { gt._quiet = null; },
+    // A redraw answered in two steps whose second step is still to come (helpers/widgets/later.py).
+    coming(state) { return /(^|;)guesses=coming(;|$)/.test(state || ''); },
     quiet(e, ms) {
       const k = kernel(), v = gt.view(e), now = performance.now();
       const snap = [k && k.status, v.state, v.viewState, v.src, v.loaded].join('|');
       const q = gt._quiet;
-      if (!q || q.snap !== snap || !k || k.status !== 'idle' || !v.loaded) { gt._quiet = {snap, since: now}; return false; }
+      if (!q || q.snap !== snap || !k || k.status !== 'idle' || !v.loaded || gt.coming(v.state)) {
+        gt._quiet = {snap, since: now}; return false;
+      }
       return now - q.since >= ms;
     },
     // Test-only: overwrite the caption's or the picture's data-state (the stale check's negative control).
@@ -229,8 +233,10 @@
     installProbe(e) {
       if (gt._probeOff) gt._probeOff();
       const r = gt.root(e), k = kernel();
+      // complete: for a redraw answered in two steps (the state says guesses=coming: helpers/widgets/later.py), the
+      // time until the second step is painted too; for any other redraw, its sample
       const p = gt.probe = {armed: true, t0: null, busy: false, idle: false, before: null, samples: [], states: [],
-                            viewStates: [], changed: [], via: []};
+                            viewStates: [], changed: [], via: [], complete: [], waiting: null};
       const onKey = () => {
         if (!p.armed || p.t0 != null) return;
         p.t0 = performance.now(); p.busy = false; p.idle = false; p.before = gt.view(e);
@@ -243,10 +249,18 @@
         const t0 = p.t0, pic = gt.picture(r), changed = now.src !== b.src; p.t0 = null;
         (changed && pic && pic.tagName === 'IMG' ? pic.decode().catch(() => null) : Promise.resolve()).then(() =>
           requestAnimationFrame(() => setTimeout(() => {
-            const v = gt.view(e);
-            p.samples.push(performance.now() - t0); p.states.push(v.state); p.viewStates.push(v.viewState);
+            const v = gt.view(e), ms = performance.now() - t0;
+            p.samples.push(ms); p.states.push(v.state); p.viewStates.push(v.viewState);
             p.changed.push(changed); p.via.push(via);
+            if (gt.coming(v.state)) { p.waiting = {i: p.samples.length - 1, t0}; p.complete.push(null); finish(); }
+            else p.complete.push(ms);
           }, 0)));
+      };
+      const finish = () => {  // the second step of a two-step redraw painted: its time from the key press
+        const w = p.waiting, v = gt.view(e);
+        if (!w || gt.coming(v.state) || (v.hasView && v.viewState !== v.state)) return;
+        p.waiting = null;
+        requestAnimationFrame(() => setTimeout(() => { p.complete[w.i] = performance.now() - w.t0; }, 0));
       };
       const onStatus = (_, status) => {
         if (p.t0 == null) return;
@@ -255,7 +269,7 @@
         p.idle = true;
         check('status');
       };
-      const observer = new MutationObserver(() => check('dom'));  // 'dom': the idle came first
+      const observer = new MutationObserver(() => { check('dom'); finish(); });  // 'dom': the idle came first
       observer.observe(r, {subtree: true, childList: true, attributes: true, characterData: true});
       r.addEventListener('keydown', onKey, {capture: true});
       k.statusChanged.connect(onStatus);
