@@ -19,7 +19,7 @@ from helpers.train import fresh_model
 from helpers.widgets.attention import HeadsExplorer
 tok = default_data().tokenizer
 model = fresh_model(Config(n_vocab=tok.n_vocab, d_model=64, n_ctx=32, n_layers=2, n_heads=4), seed=0)
-HeadsExplorer.SPLIT_ABOVE_S = -1.0  # every run counts as long (GPT-2 Small's shapes are too big for a test)
+HeadsExplorer.SPLIT_ABOVE = -1.0  # every run counts as long (GPT-2 Small's shapes are too big for a test)
 text = "and god said , let there be light"
 ex = HeadsExplorer(model, tok, text=text, layer=1)
 whole = HeadsExplorer(model, tok, text=text, layer=1)

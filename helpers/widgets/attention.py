@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import time
 
 import ipywidgets as W
 import torch
@@ -196,15 +195,17 @@ class HeadsExplorer(Explorer):
     are drawn small, in a grid, without the tokens along their sides (``compact``): a layer of GPT-2 fits in
     two or three rows instead of twelve pictures one above the other.
 
-    When that run is long (a pass with every head on took more than ``SPLIT_ABOVE_S``: GPT-2 Small's shapes, not the
-    series' small models), a press on the page is answered in two steps (``helpers.widgets.later``): at once the
-    pattern greyed and the guesses marked as coming (``guesses=coming`` in the state), then, once the kernel has
-    replied, the guesses and the loss without the head (the state as before, without ``guesses``).
+    When that run is long (a pass with every head on costs more than ``SPLIT_ABOVE`` multiply-adds: GPT-2 Small's
+    shapes on a text of 9 tokens or more, never the series' small models or the stand-in), a press on the page is
+    answered in two steps (``helpers.widgets.later``): at once the pattern greyed and the guesses marked as coming
+    (``guesses=coming`` in the state), then, once the kernel has replied, the guesses and the loss without the head
+    (the state as before, without ``guesses``).
     """
 
     KEPT = 8  # results kept, the oldest dropped first: sets of switched-off heads (over all texts) ...
     KEPT_TEXTS = 3  # ... and texts (every layer's patterns and streams: about 60 MB for 300 tokens of GPT-2)
-    SPLIT_ABOVE_S = 0.05  # a press whose model run may take longer than this is answered in two steps (see above)
+    SPLIT_ABOVE = 1e9  # multiply-adds of a pass (``pass_cost``) above which a press is answered in two steps (see
+    # above): ~25 ms on one core at 40 GFLOP/s; counted, not timed, so that every machine and every test behaves alike
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
@@ -221,12 +222,20 @@ class HeadsExplorer(Explorer):
         self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
                                         layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
         self._syncing = False
-        self._pass_s = 0.0  # how long the last pass with every head on took (what a switched-off run costs at most)
         self._split = False  # this redraw may leave the model run for after the reply (a press on the page)
         for h, sw in enumerate(self.switches):
             sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
         self.layer.observe(self._show_layer_switches, names="value")
         super().__init__([self.text, self.layer, *self.switches])
+
+    def pass_cost(self) -> float:
+        """Multiply-adds of one pass over the text as typed (n tokens, up to n_ctx), with every head on, which a run
+        with a head switched off costs at most: per token, each layer's W_Q, W_K, W_V, W_O (4 d_model^2) and MLP
+        (2 d_model d_mlp), and the unembedding (n_vocab d_model); attention's n^2 terms are left out (small here)."""
+        cfg = self.model.cfg
+        n = min(len(self.tok.encode(self.text.value)) if self.text.value else 0, cfg.n_ctx)
+        layer = 4 * cfg.d_model ** 2 + (2 * cfg.d_model * cfg.d_mlp if cfg.d_mlp else 0)
+        return float(n * (cfg.n_layers * layer + cfg.n_vocab * cfg.d_model))
 
     def _switch(self, h: int, on: bool) -> None:
         if not self._syncing:
@@ -244,7 +253,7 @@ class HeadsExplorer(Explorer):
     def update(self, *args):
         if self._syncing:  # one redraw per learner change, not one per button the layer change sets
             return
-        self._split = self._pass_s > self.SPLIT_ABOVE_S and later.from_the_page()
+        self._split = self.pass_cost() > self.SPLIT_ABOVE and later.from_the_page()
         try:
             super().update(*args)
         finally:
@@ -302,9 +311,7 @@ class HeadsExplorer(Explorer):
         model = self.model
         into = [model.stream_into(layer) for layer in range(model.cfg.n_layers)]
         A = [names.key(layer, "A") for layer in range(model.cfg.n_layers)]
-        start = time.perf_counter()
         kept = model.activations(ids, A + into + [names.LOGITS])
-        self._pass_s = time.perf_counter() - start
         run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into], "key": key}
         run["p"], run["loss"] = self._guesses(kept[names.LOGITS], ids)
         return self._keep(self._runs, key, run, self.KEPT_TEXTS)
