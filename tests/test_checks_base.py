@@ -81,7 +81,10 @@ print("SECOND:", checks.check_train_zero_layer(sgd_answer), checks.check_train_z
 """
 
 
-@pytest.mark.parametrize("warm_up, limit", [(True, 3.0), (False, 0.3), (False, 1.0), (False, 2.0)])
+# Each case is a fresh interpreter importing torch and its compiler (10-40 s): the other Pythons' runs of the unit
+# tests (tests/test_pythons.py) keep two, one warmed and one stopped mid-import; the main run has all four.
+@pytest.mark.parametrize("warm_up, limit", [(True, 3.0), pytest.param(False, 0.3, marks=pytest.mark.slow),
+                                            (False, 1.0), pytest.param(False, 2.0, marks=pytest.mark.slow)])
 def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     """A right answer that builds torch's first optimizer imports torch._dynamo (seconds, hundreds of modules). The
     check imports it before its timer starts, so the import is not counted; and when an import the check did not
