@@ -64,7 +64,7 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     (".all", "03", "Exercise 3.1", "whether every entry is True"),
     ("torch.Generator", "03", "Why divide by", "a random-number source of its own, seeded"),
     (".var", "03", "Why divide by", "the variance of the entries"),
-    (".topk", "03", "Output: where the information goes", "the k largest entries and where they are"),
+    (".topk", "03", "Why divide by", "the k largest entries and where they are"),
     ("torch.cosine_similarity", "03", "The same word, four contexts", "the cosine of the angle between two vectors"),
     # 04 · The attention matrix
     ("torch.float64", "04", "What value means", "64-bit floats: more digits than the default 32-bit"),

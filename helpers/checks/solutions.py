@@ -50,7 +50,7 @@ SOLUTIONS = {
         'notebook': '03_single_query_attention.ipynb',
         'title': 'Hide one word from the last token',
         'checks': ['check_hide_token'],
-        'code': 'def probs_hiding(x0, j, W_Q, W_K, W_V, W_O, W_U):\n    last = x0[:, [-1]]                                          # x0_n as a column (d_model, 1)\n    s = (W_Q @ last).T @ (W_K @ x0) / math.sqrt(W_Q.shape[0])   # scores of the last query (1, n)\n    s[0, j] = float("-inf")                                     # token j hidden: its weight becomes 0\n    a = softmax(s, dim=1)                                       # (1, n), still sums to 1\n    o_n = W_O @ (W_V @ x0) @ a.T                                # (d_model, 1)\n    return softmax(W_U @ (last + o_n), dim=0)                   # p_n+1 (n_vocab, 1)',
+        'code': 'def probs_hiding(x0, j, W_Q, W_K, W_V, W_O, W_U):\n    last = x0[:, -1:]                                           # x0_n as a column (d_model, 1)\n    s = (W_Q @ last).T @ (W_K @ x0) / math.sqrt(W_Q.shape[0])   # scores of the last query (1, n)\n    s[0, j] = float("-inf")                                     # token j hidden: its weight becomes 0\n    a = softmax(s, dim=1)                                       # (1, n), still sums to 1\n    o_n = W_O @ (W_V @ x0) @ a.T                                # (d_model, 1)\n    return softmax(W_U @ (last + o_n), dim=0)                   # p_n+1 (n_vocab, 1)',
     },
     '4.1': {
         'notebook': '04_attention_matrix.ipynb',
