@@ -152,6 +152,20 @@ def test_an_attention_pattern_leads_with_what_tells_heads_apart_positions_from_1
     assert "comma at position 2 looks at 'a' at position 1 (weight 0.80)" in alt.pattern_text(A, ["a", ",", "c"])
 
 
+def test_a_patterns_frames_are_said_with_the_weight_they_hold():
+    """The frames drawn over a pattern (notebook 09's earlier copies and what followed them) are in its words: how
+    many cells in how many rows, and the share of those rows' weight they hold; a masked cell is never counted."""
+    A = np.array([[1.0, 0, 0], [0.8, 0.2, 0], [0.1, 0.6, 0.3]])
+    masked = np.triu(np.ones((3, 3), dtype=bool), 1)
+    frames = np.zeros((3, 3), dtype=bool)
+    frames[1, 0] = frames[2, 1] = frames[0, 2] = True                 # (row 1, column 3) is masked: not a frame
+    text = alt.pattern_text(A, ["a", "b", "c"], masked=masked, marks={"#e08214": frames, "#222222": ~np.ones((3, 3),
+                            dtype=bool)}, mark_words={"#e08214": "framed orange, the token after"})
+    assert text.endswith(". Framed orange, the token after: 2 cells in 2 rows, holding 0.70 of those rows' weight on "
+                         "average. Framed cells: none."), text
+    assert "Framed" not in alt.pattern_text(A, ["a", "b", "c"], masked=masked)
+
+
 def test_the_ladder_says_each_rungs_mean_and_seed_range():
     assert alt.dots_text([("bigram", [3.78]), ("1 layer", [3.4, 3.5, 3.6])]) == \
         "bigram 3.78; 1 layer 3.50 (3.40 to 3.60)."

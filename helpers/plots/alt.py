@@ -316,12 +316,16 @@ def grid_text(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[s
 
 
 def pattern_text(A, tokens: Sequence[str], query: int | None = None, masked=None, top: int = TOP,
-                 label: str = "") -> str:
+                 label: str = "", marks: dict[str, object] | None = None,
+                 mark_words: dict[str, str] | None = None) -> str:
     """An attention pattern (row i = query i, column j = key j), positions counted from 1. First the summary that
     tells heads apart: the mean weight a query gives the previous token and itself, and where most queries' strongest
     key sits (with the range of those weights). Then, with ``query``, that query's strongest keys; without, each
     query's strongest key when there are at most 8. The first query (which can only see itself) is left out of the
-    summary."""
+    summary. Last, for each kind of frame drawn over the pattern (``marks``: colour -> (n, n) bool), what it frames
+    (``mark_words``: colour -> words, e.g. "framed orange, the token after an earlier copy"), how many cells in how
+    many rows, and how much of those rows' weight the framed cells hold: what an induction head's pattern is read
+    for."""
     W = np.asarray(A, dtype=float).copy()
     if masked is not None:
         W[np.asarray(masked, dtype=bool)] = np.nan
@@ -347,6 +351,17 @@ def pattern_text(A, tokens: Sequence[str], query: int | None = None, masked=None
         parts.append("each query's strongest key: " + ", ".join(
             f"{_at(tokens, i)} looks at {_at(tokens, j)} (weight {_num(W[i, j], '.2f')})"
             for i, j in enumerate(best) if j >= 0))
+    for colour, m in (marks or {}).items():
+        framed = np.asarray(m, dtype=bool) & np.isfinite(W)      # a masked cell holds no weight: not counted
+        rows = framed.any(-1)
+        what = (mark_words or {}).get(colour, "framed cells")
+        if not rows.any():
+            parts.append(f"{what}: none")
+            continue
+        held = np.where(framed, W, 0.0).sum(-1)[rows]           # each framed row's weight in its framed cells
+        cells, lines = int(framed.sum()), int(rows.sum())
+        parts.append(f"{what}: {cells} cell{'s' * (cells != 1)} in {lines} row{'s' * (lines != 1)}, holding "
+                     f"{_num(held.mean(), '.2f')} of those rows' weight on average")
     return ". ".join(p[0].upper() + p[1:] for p in parts) + "."
 
 

@@ -103,11 +103,13 @@ def pattern_css(cell: int = 14) -> str:
 
 
 def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 14,
-                 marks: dict[str, object] | None = None, css: bool = True, label: str = "") -> str:
+                 marks: dict[str, object] | None = None, css: bool = True, label: str = "",
+                 mark_words: dict[str, str] | None = None) -> str:
     """An attention pattern as an HTML table: row i = query token i, column j = key token j, cell
     shade = a_ij (hover a cell to read it). ``query`` outlines one row; ``masked`` (n, n bool)
     hatches cells the mask removes; ``cell`` is the side of a cell in pixels; ``marks`` maps a CSS
-    colour to an (n, n) bool array of cells to frame in it (e.g. where an induction head should look).
+    colour to an (n, n) bool array of cells to frame in it (e.g. where an induction head should look),
+    ``mark_words`` a colour to what its frames mean, for the table's caption (``alt.pattern_text``).
     Rendering is string building: a redraw costs well under 10 ms. What every cell shares is one
     stylesheet (``pattern_css``; ``css=False`` leaves it out for an explorer that shows it once), so a cell
     costs ~50 characters."""
@@ -130,21 +132,28 @@ def pattern_html(A, tokens: Sequence[str], query: int | None = None, masked=None
         rows.append(f'<tr{" class=sel" if query == i else ""}><th class="q">{labels[i]}</th>{"".join(cells)}</tr>')
     return (f'{pattern_css(cell) if css else ""}<table class="gt-pattern {size}" '
             f'style="border-collapse:collapse;font:{min(11, cell)}px monospace">'
-            f'<caption style="{SR_ONLY}">{html.escape(pattern_text(A, tokens, query, masked, label=label))}'
+            f'<caption style="{SR_ONLY}">'
+            f'{html.escape(pattern_text(A, tokens, query, masked, label=label, marks=marks, mark_words=mark_words))}'
             f"</caption><tr>"
             f'<th style="font-size:10px;color:{TEXT_MUTED}">query&darr; key&rarr;</th>{head}</tr>'
             f'{"".join(rows)}</table>')
 
 
 def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, masked=None, cell: int = 9,
-                       marks: dict[str, object] | None = None, label: str = "", labels: bool = True) -> str:
+                       marks: dict[str, object] | None = None, label: str = "", labels: bool = True,
+                       mark_words: dict[str, str] | None = None) -> str:
     """The same picture as ``pattern_html`` (shade = a_ij on white, masked cells light grey, ``marks`` framed,
     the ``query`` row outlined) for long sequences: the n x n weights travel as one small PNG, n pixels a side,
     scaled up without smoothing, with the frames drawn over it in SVG. Two 32 x 32 patterns as table cells
     are ~2,000 elements for the browser to lay out on every key press; as images they are two. The price:
     no per-cell tooltip; hovering a query token shows its row's three largest weights instead.
     labels=False: the picture alone, n x cell pixels a side, without the tokens along its sides (a grid of many
-    small patterns; the image's text alternative still names the tokens and the strongest weights)."""
+    small patterns; the image's text alternative still names the tokens and the strongest weights).
+
+    One picture, one text alternative: the image's alt says what the overlay draws too (the outlined query's
+    strongest keys; with ``mark_words``, what each kind of frame marks and the weight it holds), so the overlay
+    is ``aria-hidden``: named on its own it would be a second image of the same picture (and with no frames, as in
+    notebook 05's and 11's patterns, an empty one)."""
     A = np.clip(np.asarray(A, dtype=float), 0.0, 1.0)
     n = len(tokens)
     blue = np.array([int(BLUE[k:k + 2], 16) for k in (1, 3, 5)]) / 255.0
@@ -163,11 +172,13 @@ def pattern_image_html(A, tokens: Sequence[str], query: int | None = None, maske
     if query is not None:
         overlay.append(f'<rect x="0.5" y="{query * cell + 0.5}" width="{side - 1}" height="{cell - 1}" fill="none" '
                        f'stroke="{SELECTED}" stroke-width="1.5"/>')
-    alt = html.escape(pattern_text(A, tokens, query, masked, label=label), quote=True)
+    alt = html.escape(pattern_text(A, tokens, query, masked, label=label, marks=marks, mark_words=mark_words),
+                      quote=True)
     picture = (f'<div style="position:relative;width:{side}px;height:{side}px">'
                f'<img alt="{alt}" src="data:image/png;base64,{src}" width="{side}" height="{side}" '
                f'style="image-rendering:pixelated;display:block">'
-               f'<svg width="{side}" height="{side}" style="position:absolute;left:0;top:0">{"".join(overlay)}</svg>'
+               f'<svg width="{side}" height="{side}" aria-hidden="true" style="position:absolute;left:0;top:0">'
+               f'{"".join(overlay)}</svg>'
                f"</div>")
     if not labels:
         return f'<div class="gt-pattern-image" title="{alt}">{picture}</div>'

@@ -6,11 +6,17 @@
   them (a ``<select>`` is not ``:read-write``), so a learner without a mouse could not change it.
 * A caption (``ipywidgets.HTML``) that says in words what is drawn: the picture's text alternative.
   Its element carries ``class="gt-caption"`` and ``data-state="key=value;..."`` naming the current
-  control values, so a browser test can check that the *right* picture was drawn.
+  control values, so a browser test can check that the *right* picture was drawn, and an ``id``
+  (``gt-caption-`` and the caption widget's model id: one per explorer, the same on every redraw).
 * The picture: HTML / inline SVG built in the kernel (``helpers.plots.svg``, ``helpers.plots.attention``)
-  inside ``<div class="gt-view" data-state="...">`` with the caption's state, so a test can check the
-  picture shown belongs to the value shown. A string costs about a millisecond to build where a
-  matplotlib PNG cost 150-500 ms (measured on 2 cores; ``bash run.sh bench`` prints every control).
+  inside ``<div class="gt-view" data-state="..." role="figure" aria-describedby="<the caption's id>">``
+  with the caption's state, so a test can check the picture shown belongs to the value shown, and a
+  screen reader on the picture hears its caption (ipywidgets cannot put ARIA on a widget's own element;
+  an HTML widget's value can carry it: ``helpers.widgets.a11y`` says more). A string costs about a
+  millisecond to build where a matplotlib PNG cost 150-500 ms (measured on 2 cores; ``bash run.sh bench``
+  prints every control).
+* Every control has a name a screen reader says: a description on each (``SliderNames`` puts it on the
+  slider handles and the editable readouts that ipywidgets leaves unnamed).
 * Every update is synchronous and the kernel handles the front-end's changes in order, so however fast
   a learner types or holds an arrow key, the last value is drawn last: no stale picture.
 * A change that leaves the picture as it was says so in the caption (and why, where the explorer knows).
@@ -27,7 +33,7 @@ import time
 import ipywidgets as W
 
 from helpers.plots.palette import TEXT_ERROR, TEXT_MUTED
-from helpers.widgets.a11y import SliderNames
+from helpers.widgets.a11y import SliderNames, mark_readouts
 
 # Errors a learner can cause by typing; anything else is a bug and should surface.
 LEARNER_ERRORS = (ValueError, KeyError, IndexError, TypeError)
@@ -72,12 +78,20 @@ class Explorer:
         self.last_error: str = ""
         self._last_view: str | None = None
         self.seconds: list[float] = []  # how long each redraw took in the kernel (compute + HTML)
+        # the caption's id, which the picture's aria-describedby names (helpers.widgets.a11y says why an id)
+        self.caption_id = f"gt-caption-{self.caption.model_id}"
         for c in controls:
             c.observe(self.update, names="value")
+        mark_readouts(controls)
         parts = [W.HBox(controls, layout=W.Layout(flex_flow="row wrap")), self.caption, self.view, SliderNames()]
         self.box = W.VBox(([W.HTML(self.stylesheet)] if self.stylesheet else []) + parts)
         self.box.add_class("gt-explorer")
         self.update()
+
+    @property
+    def _tie(self) -> str:
+        """The picture's attributes that tie it to the caption: a figure that the caption describes."""
+        return f' role="figure" aria-describedby="{self.caption_id}"'
 
     def render(self) -> tuple[str, dict, str]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -94,18 +108,18 @@ class Explorer:
             text, state, view = self.render()
         except LEARNER_ERRORS as e:
             self.last_error, self.last_state, self._last_view = str(e), {"error": type(e).__name__}, None
-            self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" '
+            self.caption.value = (f'<div class="gt-caption gt-error" data-state="error" id="{self.caption_id}" '
                                   f'style="color:{TEXT_ERROR}">&#9888; {html.escape(str(e))}</div>')
-            self.view.value = '<div class="gt-view" data-state="error"></div>'  # no stale picture
+            self.view.value = f'<div class="gt-view" data-state="error"{self._tie}></div>'  # no stale picture
             return
         if view == self._last_view and self.last_state and state != self.last_state:
             text += (f'<br><small class="gt-same" style="color:{TEXT_MUTED}">The picture is the same as before: '
                      f"{html.escape(self.why_unchanged(self.last_state, state))}.</small>")
         self.last_error, self.last_state, self._last_view = "", state, view
         s = html.escape(state_string(state))
-        self.caption.value = f'<div class="gt-caption" data-state="{s}">{text}</div>'
+        self.caption.value = f'<div class="gt-caption" data-state="{s}" id="{self.caption_id}">{text}</div>'
         # contain: the page lays out only this picture on a redraw, not the whole notebook around it
-        self.view.value = f'<div class="gt-view" data-state="{s}" style="contain:content">{view}</div>'
+        self.view.value = f'<div class="gt-view" data-state="{s}"{self._tie} style="contain:content">{view}</div>'
         self.seconds.append(time.perf_counter() - start)
 
     def _repr_mimebundle_(self, **kwargs):

@@ -27,6 +27,9 @@ from helpers.widgets.base import Explorer, text_box
 
 
 MARKED = {EARLIER: "an earlier copy of the last token", AFTER: "came after an earlier copy"}
+# what the frames over a pattern mark, row by row, in the pattern's text alternative (helpers.plots.alt.pattern_text)
+FRAMES = {EARLIER: "framed black, an earlier copy of the query's token",
+          AFTER: "framed orange, the token after an earlier copy (where an induction head looks)"}
 
 
 def _label(c: str) -> str:
@@ -39,10 +42,13 @@ def _two_heads(A0: torch.Tensor, A1: torch.Tensor, text: str, ids: torch.Tensor,
     n = len(text)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
     marks = {EARLIER: duplicate_token_mask(ids).numpy(), AFTER: induction_mask(ids).numpy()}
+
+    def one(A: torch.Tensor, title: str) -> str:
+        return pattern_image_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks, label=title,
+                                  mark_words=FRAMES)
+
     cells = "".join(f'<div><div style="font:12px sans-serif;text-align:center"><b>{html.escape(t)}</b></div>'
-                    f"{pattern_image_html(A, list(text), query=n - 1, masked=future, cell=9, marks=marks, label=t)}"
-                    "</div>"
-                    for A, t in zip((A0, A1), titles))
+                    f"{one(A, t)}</div>" for A, t in zip((A0, A1), titles))
     return f'<div style="display:flex;flex-wrap:wrap;gap:16px">{cells}</div>'
 
 

@@ -16,11 +16,15 @@ with the last value drawn: the caption names the box's text / the slider's reado
 shows the caption's state (no stale picture). Run on the fixture and on notebook 04's pattern explorer.
 
 Accessibility: axe-core audits every notebook's outputs after Run All (no critical or serious
-violation), and each operated control is checked for what a screen reader is told.
+violation), and each operated control is checked for what a screen reader is told; before operating an explorer,
+a keyboard walk Tabs through it and every stop must have a role and a name in Chromium's accessibility tree (a
+slider's editable readout included), and every picture must be tied to its caption (aria-describedby) with no
+unnamed image in it (an overlay drawn over a pattern included).
 
 Negative controls: with the widget front-end switched off the render check fails and says why; the
 stale check fails on a deliberately wrong expected value and on a doctored caption / picture; the audit finds an
-unnamed slider handle and a picture without words planted in a page.
+unnamed slider handle and readout, an image without alt, an unnamed overlay and a picture cut from its caption
+planted in a page.
 A screenshot per notebook goes to artifacts/browser/.
 """
 
@@ -71,6 +75,11 @@ def test_fixture_explorer_all_control_kinds(lab, chromium):
     assert report.explorers == 1 and report.widget_outputs == 2
     operated = {op.split(" ->")[0] for op in report.operated}
     assert operated == KINDS, f"operated only {operated}: {report.operated}"
+    # the keyboard walk went through every control, and the slider's readout, where a value can be typed, is one
+    # of its stops with a name (jlab.ExplorerControls.keyboard_walk)
+    stops = report.tab_stops[0]
+    assert len(stops) >= 1 + 3 + 1 + 1 + 1 + 1, stops   # slider, its readout, three buttons, text, toggle, checkbox
+    assert "textbox 'bars value'" in stops, stops
 
 
 @pytest.mark.parametrize("nb", series_notebooks(), ids=lambda p: p.stem)
@@ -78,10 +87,12 @@ def test_notebook_in_browser(nb, lab, chromium):
     """...and, after Run All, axe-core audits the notebook's outputs: no critical or serious violation (JupyterLab's
     own interface is reported in artifacts/browser/NN.axe.json, not counted). Operating the controls also checks
     what a screen reader is told (jlab.ExplorerControls.accessibility_problems): every control named in the
-    accessibility tree, a slider's value text its readout, a choice's pressed button the chosen one, and the
-    picture's words changing with the picture. At 200 % zoom (a 640-pixel layout) the notebook must not scroll
-    sideways, every control must stay in the window, and the first of each explorer must still work from the
-    keyboard (screenshot artifacts/browser/NN_zoom200.png)."""
+    accessibility tree, a slider's value text its readout, a choice's pressed button the chosen one, the
+    picture's words changing with the picture, no unnamed image in it and the picture described by its own caption
+    (aria-describedby); and a keyboard walk of every explorer finds a role and a name at each Tab stop, an editable
+    slider readout included (jlab.ExplorerControls.keyboard_walk). At 200 % zoom (a 640-pixel layout) the notebook
+    must not scroll sideways, every control must stay in the window, and the first of each explorer must still work
+    from the keyboard (screenshot artifacts/browser/NN_zoom200.png)."""
     report = jlab.check_notebook(chromium, lab, _served_path(nb), screenshot=ARTIFACTS / f"{nb.stem}.png",
                                  audit=True, zoom=ARTIFACTS / f"{nb.stem}_zoom200.png")
     assert not report.problems, _explain(report)
@@ -190,8 +201,10 @@ def test_fast_keys_never_leave_a_stale_picture(nb, lab, chromium):
 
 
 def test_negative_controls_for_the_audit_and_what_a_screen_reader_is_told(lab, chromium):
-    """The fixture passes both checks; then an unnamed slider handle and an image without alt are planted in its
-    explorer, and both the axe audit and the accessibility check must name them."""
+    """The fixture passes both checks and the keyboard walk; its caption stays tied to its own picture when another
+    element of the page takes the caption's id (the same explorer shown twice). Then an unnamed slider handle and
+    readout, an image without alt, an unnamed overlay and a picture cut from its caption are planted in its explorer,
+    and the axe audit, the accessibility check and the keyboard walk must name them."""
     nbp = _opened(chromium, lab, FIXTURE)
     try:
         ex = nbp.js("() => gt.explorers()")[0]
@@ -199,17 +212,49 @@ def test_negative_controls_for_the_audit_and_what_a_screen_reader_is_told(lab, c
         nbp.js("i => gt.scrollTo(i)", ex["cell"])
         assert not jlab.serious(jlab.audit(nbp.page))
         assert not nbp.accessibility_problems(e), nbp.accessibility_problems(e)
+        assert not nbp.keyboard_walk(e), nbp.keyboard_walk(e)
+        # the named readout is worth its Tab stop: a value typed there (digits that are JupyterLab's command-mode
+        # shortcuts: 1 and 2 make a cell a heading) sets the slider, and no cell changes
+        cells = nbp.js("() => gt.cells().map(c => c.type)")
+        slider = next(c for c in ex["controls"] if c["kind"] == "slider")
+        nbp.readout(slider).focus()
+        nbp.js("() => window.getSelection().selectAllChildren(document.activeElement)")
+        nbp.page.keyboard.type("12")
+        nbp.page.keyboard.press("Enter")
+        nbp.wait("e => gt.view(e).state.startsWith('n=12;')", e, what="the typed value to reach the caption",
+                 timeout_ms=10000)
+        assert nbp.js("() => gt.cells().map(c => c.type)") == cells
+        # a copy of the caption's id earlier in the page (a second view of the same explorer): the explorer's own
+        # front-end code gives its caption an id of its own at its next change, and the picture follows it
+        tie = nbp.js("e => gt.captionTie(e)", e)
+        nbp.js("""([e, id]) => { const decoy = document.createElement('div');
+                  decoy.id = id; decoy.className = 'gt-decoy'; document.body.prepend(decoy);
+                  gt.root(e).appendChild(document.createElement('span')); }""",
+               [e, tie["captionId"]])
+        nbp.wait("e => gt.captionTie(e).own", e, what="the caption to take an id of its own", timeout_ms=5000)
+        assert nbp.js("e => gt.captionTie(e).captionId", e) != tie["captionId"]
+        assert not nbp.picture_problems(e), nbp.picture_problems(e)
+        nbp.js("() => document.querySelector('.gt-decoy').remove()")
         # a slider with no description (SliderNames has nothing to give it, and its observer would put back a
-        # removed name while it has one), and an image without alt
+        # removed name while it has one) and so an unnamed readout, an image without alt, an overlay without a name,
+        # and a caption without its id (the picture's aria-describedby leads nowhere)
         nbp.js("""e => { const r = gt.root(e), slider = r.querySelector('.widget-slider');
                   const label = slider.querySelector('.widget-label');
                   label.textContent = ''; label.removeAttribute('title');
                   slider.querySelector('[role="slider"]').removeAttribute('aria-label');
+                  slider.querySelector('.widget-readout').removeAttribute('aria-label');
                   const img = document.createElement('img');
                   img.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
-                  r.querySelector('.gt-view').appendChild(img); }""", e)
+                  r.querySelector('.gt-view').appendChild(img);
+                  r.querySelector('.gt-view').insertAdjacentHTML('beforeend', '<svg width="9" height="9"></svg>');
+                  r.querySelector('.gt-caption').removeAttribute('id'); }""", e)
         planted = jlab.audit(nbp.page)
         assert {"aria-input-field-name", "image-alt"} <= {v["rule"] for v in planted["ours"]["violations"]}, planted
-        assert any("slider without a name" in p for p in nbp.accessibility_problems(e))
+        told = nbp.accessibility_problems(e)
+        assert any("slider without a name" in p for p in told), told
+        assert any("image(s) in the picture without a name" in p for p in told), told
+        assert any("not tied to its caption" in p for p in told), told
+        walked = nbp.keyboard_walk(e)
+        assert any("tab stop a screen reader cannot name" in p for p in walked), walked
     finally:
         nbp.close()

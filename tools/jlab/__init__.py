@@ -22,7 +22,10 @@ reported: a focused <select> cannot be changed by keys in JupyterLab (DROPDOWN_P
 
 ``NotebookPage.press_control`` changes a control from the KEYBOARD ONLY (focus, then keys; no clicks)
 and ``_operate`` checks the result: the caption names the new value, the picture's .gt-view shows the
-caption's state, the picture changed. ``wait_quiet`` and ``stale_problems`` let a test press keys
+caption's state, the picture changed. What a screen reader is told is read from Chromium's own
+accessibility tree (the DevTools protocol): ``keyboard_walk`` Tabs through an explorer and every stop must
+have a role and a name; ``picture_problems`` finds an unnamed image in a picture and a picture not
+described by its own caption (aria-describedby). ``wait_quiet`` and ``stale_problems`` let a test press keys
 faster than the kernel answers and then check that the last value won. ``gt.installProbe`` is the
 in-page latency probe of tools/bench.py (keydown anywhere in an explorer -> redraw painted).
 

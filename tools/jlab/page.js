@@ -148,6 +148,30 @@
       });
       return out;
     },
+    // The tie between explorer e's caption and its picture: the ids the picture's aria-describedby names, and
+    // whether they lead (ids resolve in the whole page) to this explorer's own caption.
+    captionTie(e) {
+      const r = gt.root(e), cap = r.querySelector('.gt-caption'), view = r.querySelector('.gt-view');
+      const ids = view ? (view.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean) : [];
+      return {hasView: !!view, ids, captionId: cap ? cap.id : null, role: view ? view.getAttribute('role') : null,
+              own: !!cap && ids.some(id => document.getElementById(id) === cap),
+              caption: cap ? cap.textContent.replace(/\s+/g, ' ').trim() : ''};
+    },
+    // The keyboard walk's start: focus explorer e's first tab stop (in page order); false if it has none.
+    focusFirst(e) {
+      const r = gt.root(e);
+      const stop = Array.from(r.querySelectorAll('a[href], button, input, select, textarea, [tabindex], [contenteditable]'))
+        .find(el => (el.tabIndex >= 0 || el.isContentEditable) && !el.disabled && el.getClientRects().length);
+      if (!stop) return false;
+      stop.focus();
+      return document.activeElement === stop;
+    },
+    // Where the focus is: inside explorer e or not, and what element (for a message).
+    focusInfo(e) {
+      const a = document.activeElement, r = gt.root(e);
+      const cls = a ? String(a.getAttribute('class') || '').trim().split(/\s+/).slice(0, 3).join('.') : '';
+      return {inside: !!(a && r && r.contains(a) && a !== r), what: a ? a.tagName.toLowerCase() + (cls ? '.' + cls : '') : null};
+    },
     // The picture's words: every aria-label, alt and caption inside explorer e's .gt-view; a picture drawn as
     // plain HTML text (bars with their numbers written out) is its own words.
     viewWords(e) {

@@ -36,6 +36,7 @@ class Report:
     seconds: dict = field(default_factory=dict)
     problem_cells: list = field(default_factory=list)
     audit: dict = field(default_factory=dict)     # axe-core's findings (jlab.audit), when asked for
+    tab_stops: dict = field(default_factory=dict)  # explorer -> what each Tab stop is called (keyboard_walk)
 
 
 class NotebookPage(ExplorerControls):

@@ -54,6 +54,7 @@ class ExplorerControls:
                 self.report.problems.append(f"explorer {ex['id']} ({ex['state']}): its picture has no "
                                             '<div class="gt-view" data-state=...> root (helpers.widgets.base.'
                                             "Explorer draws one), so no test can tell whose picture it is")
+            self.report.problems += self.keyboard_walk(ex["id"], f"explorer {ex['id']} ({ex['state']})")
             for ctl in ex["controls"]:
                 try:
                     self._operate(ex["id"], ctl)
@@ -180,12 +181,91 @@ class ExplorerControls:
         self.report.operated.append(f"{kind} -> {after['state']}")
         return key
 
+    def _cdp(self):
+        """A Chrome DevTools Protocol session on this page (one per page, kept on it)."""
+        cdp = getattr(self.page, "gt_cdp", None)
+        if cdp is None:
+            cdp = self.page.gt_cdp = self.page.context.new_cdp_session(self.page)
+        return cdp
+
+    def ax_nodes(self, expression: str, role: str | None = None) -> list[dict]:
+        """Chromium's own accessibility nodes, what a screen reader is given, for the element the JavaScript
+        ``expression`` evaluates to: its node, or with ``role`` (Chromium's name: "image", "textbox", ...) every node
+        of that role in its subtree. Each {"role", "name", "description", "ignored"}; [] when there is no element."""
+        cdp = self._cdp()
+        found = cdp.send("Runtime.evaluate", {"expression": expression})["result"]
+        if "objectId" not in found:
+            return []
+        try:
+            if role:
+                nodes = cdp.send("Accessibility.queryAXTree", {"objectId": found["objectId"], "role": role})["nodes"]
+            else:
+                nodes = cdp.send("Accessibility.getPartialAXTree", {"objectId": found["objectId"],
+                                                                    "fetchRelatives": False})["nodes"]
+        finally:
+            cdp.send("Runtime.releaseObject", {"objectId": found["objectId"]})
+
+        def value(node: dict, key: str) -> str:
+            return str((node.get(key) or {}).get("value") or "")
+        return [{"role": value(n, "role"), "name": value(n, "name").strip(), "description": value(n, "description"),
+                 "ignored": bool(n.get("ignored"))} for n in nodes]
+
+    def keyboard_walk(self, e: int, name: str = "", limit: int = 80) -> list[str]:
+        """Tab through explorer ``e`` from its first tab stop until the focus leaves it, as a learner with a keyboard
+        or a screen reader does: every element the focus lands on must have a role and a name in Chromium's
+        accessibility tree (what a screen reader says when the focus lands there). An editable slider readout that
+        ipywidgets leaves unnamed is such a stop. The stops, as "role 'name'", go to ``report.tab_stops[e]``."""
+        name = name or f"explorer {e}"
+        stops = self.report.tab_stops.setdefault(e, [])
+        if not self.js("e => gt.focusFirst(e)", e):
+            return []
+        problems = []
+        for _ in range(limit):
+            where = self.js("e => gt.focusInfo(e)", e)
+            if not where["inside"]:
+                return problems
+            node = (self.ax_nodes("document.activeElement") or [{}])[0]
+            role, said = node.get("role", ""), node.get("name", "")
+            stops.append(f"{role} {said!r}")
+            if node.get("ignored") or role in ("", "generic", "none", "StaticText", "LabelText") or not said:
+                problems.append(f"{name}: a tab stop a screen reader cannot name: {where['what']} is "
+                                f"{role or 'without a role'}{' named ' + repr(said) if said else ', unnamed'}")
+            self.page.keyboard.press("Tab")
+        return problems + [f"{name}: {limit} presses of Tab never left the explorer"]
+
+    def picture_problems(self, e: int, name: str = "") -> list[str]:
+        """What a screen reader is not told about explorer ``e``'s picture, in Chromium's accessibility tree: an image
+        in it without a name (an overlay drawn over a named image must be hidden from it or named itself), and a
+        picture not tied to its caption: its aria-describedby must lead to this explorer's own caption, and
+        Chromium's description of it must be the caption's words."""
+        name = name or f"explorer {e}"
+        problems = []
+        view = f"document.querySelector('[data-gt-explorer=\"{e}\"] .gt-view')"
+        unnamed = [n for n in self.ax_nodes(view, role="image") if not n["ignored"] and not n["name"]]
+        if unnamed:
+            problems.append(f"{name}: {len(unnamed)} image(s) in the picture without a name in the accessibility "
+                            "tree (no alt or aria-label, and not aria-hidden)")
+        tie = self.js("e => gt.captionTie(e)", e)
+        if not tie["hasView"]:
+            return problems
+        if not tie["own"]:
+            problems.append(f"{name}: the picture is not tied to its caption: its aria-describedby is {tie['ids']} and "
+                            f"the caption's id {tie['captionId']!r}")
+            return problems
+        said = (self.ax_nodes(view) or [{}])[0].get("description", "")
+        missing = [w for w in said.split() if w not in tie["caption"]]
+        if not said or missing:
+            problems.append(f"{name}: a screen reader describes the picture as {said[:80]!r}, not by its caption "
+                            f"{tie['caption'][:80]!r}")
+        return problems
+
     def accessibility_problems(self, e: int, name: str = "") -> list[str]:
         """What a screen reader is not told about explorer ``e``: a control without a name in the page's
         accessibility tree (Playwright's aria snapshot), a slider whose value text is not its readout, a choice
-        whose pressed button is not the one drawn as chosen, a picture without words."""
+        whose pressed button is not the one drawn as chosen, a picture without words, and what
+        ``picture_problems`` finds (an unnamed image, a picture not tied to its caption)."""
         name = name or f"explorer {e}"
-        problems = []
+        problems = self.picture_problems(e, name)
         tree = self.page.locator(f'[data-gt-explorer="{e}"]').aria_snapshot()
         for line in tree.splitlines():
             m = re.match(r"\s*- (slider|button|checkbox|textbox|radio|combobox|spinbutton|switch)\b(.*)", line)
