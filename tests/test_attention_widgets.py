@@ -266,6 +266,13 @@ def test_the_heads_explorer_shows_what_the_model_does_now(model_and_tok):
     assert ex.caption.value != inside                        # not the ablated model's results, kept
 
 
+def same_drawing(a, b) -> bool:
+    """Two explorers show the same caption and picture (each caption has its own id, which its picture names)."""
+    def drawn(ex):
+        return ex.caption.value.replace(ex.caption_id, "ID"), ex.view.value.replace(ex.caption_id, "ID")
+    return drawn(a) == drawn(b)
+
+
 def test_a_long_model_run_is_answered_in_two_steps(model_and_tok, monkeypatch):
     """When a pass costs more than SPLIT_ABOVE multiply-adds (GPT-2 Small's shapes), a head switched off on the page
     for the first time is answered at once with the head greyed and the guesses coming, and the model runs after the
@@ -295,13 +302,13 @@ def test_a_long_model_run_is_answered_in_two_steps(model_and_tok, monkeypatch):
         assert "the guesses and the loss follow" in ex.caption.value and "loss on this text" not in ex.caption.value
         queued.pop()()                                                  # the kernel has replied: the second step
         assert len(passes) == 1 and "guesses" not in ex.last_state
-        assert ex.caption.value == whole.caption.value and ex.view.value == whole.view.value
+        assert same_drawing(ex, whole)
 
         ex.switches[1].value = False                                    # pressed ...
         ex.switches[1].value = True                                     # ... and taken back before the second step
         for fn in queued:
             fn()
-        assert len(passes) == 1 and ex.caption.value == whole.caption.value
+        assert len(passes) == 1 and same_drawing(ex, whole)
     monkeypatch.setattr(attention.HeadsExplorer, "SPLIT_ABOVE", 1e18)     # a small model: never split
     small = attention.HeadsExplorer(model, tok, text=text, layer=1)
     small.switches[2].value = False
