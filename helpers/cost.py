@@ -1,4 +1,5 @@
-"""What one attention head costs, counted in multiplications and timed (notebook 10).
+"""What one attention head costs, counted in multiplications and timed (notebook 10); and what combining a layer's
+heads costs in each of the post's two forms, timed (notebook 05, at the end of this file).
 
 "Transformers for software engineers" counts the multiplications of one head (matrix and dot products
 only: the 1/sqrt(d_head) scaling and the softmax's exponentials are left out, as there):
@@ -20,6 +21,7 @@ masked future ones, as performant implementations do.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -138,3 +140,75 @@ MODELS = {
 def model_attention_mults(d_model: int, n_heads: int, d_head: int, n_ctx: int, n_layers: int) -> int:
     """Every head of every layer on one full context: n_layers n_heads 2 d_head n_ctx (2 d_model + n_ctx)."""
     return n_layers * n_heads * formula(d_model, d_head, n_ctx)
+
+
+# --------------------------------------------------------------------------- combining the heads (notebook 05)
+# The post's reason for writing a layer's output as o = W_O R rather than sum_h W_O^h r^h: the two are equal, but
+# one big matrix product runs faster than several small ones added up. Timed here, not assumed.
+
+
+def heads_added(W_O: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """sum_h W_O^h r^h: one small product per head, then added. W_O (n_heads, d_model, d_head), r (n_heads, d_head, n)
+    -> o (d_model, n)."""
+    o = W_O[0] @ r[0]
+    for h in range(1, W_O.shape[0]):
+        o = o + W_O[h] @ r[h]
+    return o
+
+
+def stacked(W_O: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The concatenated form's two matrices: [W_O^1 | ... | W_O^H] (d_model, n_heads d_head), stored once as a model
+    stores it, and R, the results stacked (n_heads d_head, n) — a view of r, no copy. W_O (n_heads, d_model, d_head),
+    r (n_heads, d_head, n)."""
+    n_heads, d_model, d_head = W_O.shape
+    if r.dim() != 3 or r.shape[:2] != (n_heads, d_head):
+        raise ValueError(f"r has shape {tuple(r.shape)}, expected ({n_heads}, {d_head}, n) to match W_O's "
+                         f"(n_heads, d_model, d_head) = {tuple(W_O.shape)}")
+    W_O_cat = W_O.permute(1, 0, 2).reshape(d_model, n_heads * d_head).contiguous()
+    return W_O_cat, r.reshape(n_heads * d_head, r.shape[-1])
+
+
+def random_results(n_heads: int, d_model: int, d_head: int, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random W_O (n_heads, d_model, d_head) and r (n_heads, d_head, n), of the size a trained layer's have."""
+    for name, value in (("n_heads", n_heads), ("d_model", d_model), ("d_head", d_head), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(n_heads, d_model, d_head, generator=g) / d_head**0.5,
+            torch.randn(n_heads, d_head, n, generator=g))
+
+
+def time_combining(W_O: torch.Tensor, r: torch.Tensor, repeat: int = 15,
+                   budget: float = 0.002) -> dict[str, dict[str, float] | list[tuple[float, float]]]:
+    """Seconds per call of the two forms of a layer's output, W_O (n_heads, d_model, d_head), r (n_heads, d_head, n):
+
+    "added"    sum_h W_O^h r^h (``heads_added``): n_heads small products and n_heads - 1 additions;
+    "stacked"  W_O R (``stacked``): one product, with [W_O^1 | ... | W_O^H] made once, outside the clock.
+
+    Each of ``repeat`` rounds times both forms, one right after the other (their order alternating), each over as
+    many calls as last about ``budget`` seconds (at least one). Returns {"fastest": {form: seconds per call in its
+    fastest round}, "median": {form: in its median round}, "runs": [(added, stacked) of every round]}. On a busy
+    machine another process can take the core in the middle of a round: the fastest round is the one least
+    disturbed, the median what a typical round got. A timing, not a count: it changes from run to run and machine
+    to machine."""
+    if not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a positive whole number, got {repeat!r}")
+    W_O_cat, R = stacked(W_O, r)
+    forms = {"added": lambda: heads_added(W_O, r), "stacked": lambda: W_O_cat @ R}
+    calls = {}
+    for name, fn in forms.items():  # the first call warms up; then as many calls as fill the budget
+        fn()
+        calls[name] = max(1, round(budget / max(seconds(fn, repeat=3), 1e-9)))
+    runs = []
+    for i in range(repeat):
+        pair = {}
+        for name in (("added", "stacked") if i % 2 == 0 else ("stacked", "added")):
+            start = time.perf_counter()
+            for _ in range(calls[name]):
+                forms[name]()
+            pair[name] = (time.perf_counter() - start) / calls[name]
+        runs.append((pair["added"], pair["stacked"]))
+    added, stacked_ = [a for a, _ in runs], [s for _, s in runs]
+    return {"fastest": {"added": min(added), "stacked": min(stacked_)},
+            "median": {"added": statistics.median(added), "stacked": statistics.median(stacked_)},
+            "runs": runs}

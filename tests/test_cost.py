@@ -1,5 +1,5 @@
 """helpers.cost: the multiplication counts of "Transformers for software engineers", both implementations,
-and the timing helpers (notebook 10)."""
+and the timing helpers (notebook 10); the two ways of combining heads, and their timing (notebook 05)."""
 
 import pytest
 import torch
@@ -73,3 +73,39 @@ def test_seconds_takes_the_fastest_call():
     calls = []
     assert cost.seconds(lambda: calls.append(1), repeat=4) >= 0
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("n_heads, d_model, d_head, n", [(1, 4, 4, 1), (4, 64, 16, 32), (3, 12, 5, 7)])
+def test_both_ways_of_combining_heads_give_the_same_output(n_heads, d_model, d_head, n):
+    from helpers.model.attention import concat_output
+
+    W_O, r = cost.random_results(n_heads, d_model, d_head, n, seed=2)
+    assert W_O.shape == (n_heads, d_model, d_head) and r.shape == (n_heads, d_head, n)
+    W_O_cat, R = cost.stacked(W_O, r)
+    assert W_O_cat.shape == (d_model, n_heads * d_head) and R.shape == (n_heads * d_head, n)
+    assert R.data_ptr() == r.data_ptr()                       # R is r seen as one tall matrix: no copy
+    for h in range(n_heads):
+        assert torch.equal(W_O_cat[:, h * d_head:(h + 1) * d_head], W_O[h])   # block h is W_O^h
+    added = cost.heads_added(W_O, r)
+    torch.testing.assert_close(W_O_cat @ R, added, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(concat_output(r, W_O), added, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(added, sum(W_O[h] @ r[h] for h in range(n_heads)), atol=1e-6, rtol=1e-6)
+
+
+def test_timing_the_two_forms_reports_every_round():
+    W_O, r = cost.random_results(2, 8, 4, 5)
+    t = cost.time_combining(W_O, r, repeat=3, budget=1e-4)
+    assert len(t["runs"]) == 3 and all(a > 0 and s > 0 for a, s in t["runs"])
+    for form in ("added", "stacked"):
+        values = [run[0 if form == "added" else 1] for run in t["runs"]]
+        assert t["fastest"][form] == min(values) and min(values) <= t["median"][form] <= max(values)
+
+
+def test_combining_bad_input_is_named():
+    W_O, r = cost.random_results(2, 8, 4, 5)
+    with pytest.raises(ValueError, match=r"r has shape \(3, 4, 5\), expected \(2, 4, n\)"):
+        cost.stacked(W_O, torch.zeros(3, 4, 5))
+    with pytest.raises(ValueError, match="repeat must be a positive whole number"):
+        cost.time_combining(W_O, r, repeat=0)
+    with pytest.raises(ValueError, match="n_heads must be a positive whole number"):
+        cost.random_results(0, 8, 4, 5)

@@ -62,6 +62,21 @@ def test_a_neuron_patch_by_hand():
     torch.testing.assert_close(cache[names.key(0, "z")][:, 2], torch.tensor([3.0, 10 / 3]))
 
 
+def test_holding_the_mlp_splits_a_one_layer_model_by_hand():
+    """With the MLP (x2 = x1 + ReLU(x1), every entry positive here): the clean x1_3 = (3, 3), the corrupted (8/3, 10/3).
+    The MLP's z patched alone: x2_3 = (8/3 + 3, 10/3 + 3), difference -2/3, half of the way from -4/3 to 0. The head
+    patched with the MLP held at its corrupted z: x2_3 = (3 + 8/3, 3 + 10/3), the other half. Without the hold the
+    head's patch also changes what the MLP reads: all of it back."""
+    model = uniform_model(mlp=True)
+    mlp = [names.neuron(0, 0), names.neuron(0, 1)]
+    assert restored(model, CLEAN, CORRUPTED, mlp, DIFF, [-1]) == pytest.approx(0.5)
+    assert restored(model, CLEAN, CORRUPTED, names.head(0, 0), DIFF, [-1], hold=mlp) == pytest.approx(0.5)
+    assert restored(model, CLEAN, CORRUPTED, names.head(0, 0), DIFF, [-1]) == pytest.approx(1.0)
+    assert restored(model, CLEAN, CORRUPTED, names.head(0, 0), DIFF, [-1], hold=()) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="both patched .what. and held"):
+        restored(model, CLEAN, CORRUPTED, mlp, DIFF, [-1], hold=names.neuron(0, 1))
+
+
 def test_the_sweeps_give_each_patch_alone():
     model = uniform_model()
     heads = patch_heads(model, CLEAN, CORRUPTED, DIFF)

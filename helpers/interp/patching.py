@@ -213,11 +213,28 @@ def _fractions(model: Transformer, clean, corrupted, metric: Metric) -> tuple[Ca
 
 
 def restored(model: Transformer, clean, corrupted, what: str | Sequence[str], metric: Metric,
-             positions: int | Sequence[int] | None = None) -> float:
+             positions: int | Sequence[int] | None = None, hold: str | Sequence[str] = ()) -> float:
     """The fraction of the clean metric that patching ``what`` (at ``positions``) from the clean run into the
-    corrupted one brings back: (patched - corrupted) / (clean - corrupted)."""
-    fraction, _ = _fractions(model, clean, corrupted, metric)
-    return fraction(what, positions)
+    corrupted one brings back: (patched - corrupted) / (clean - corrupted).
+
+    ``hold``: activations (named as ``what``) kept at their values in the corrupted run, at the same positions, so
+    that the patched ones reach the logits only by the other paths. With a one-layer model's heads as ``what`` and
+    its MLP's neurons as ``hold``, the heads' outputs count only through their direct path to the logits, not
+    through what they change in the MLP's input. A unit may not be in both."""
+    hold = [hold] if isinstance(hold, str) else list(hold)
+    if not hold:
+        fraction, _ = _fractions(model, clean, corrupted, metric)
+        return fraction(what, positions)
+    what = [what] if isinstance(what, str) else list(what)
+    both = {parse(model, w) for w in what} & {parse(model, h) for h in hold}
+    if both:
+        raise ValueError(f"{', '.join(sorted(map(str, both)))} is both patched (what) and held (hold): "
+                         f"an activation is either copied from the clean run or kept from the corrupted one")
+    _, bad_t, clean_cache, _, m_clean, m_bad = _two_runs(model, clean, corrupted, metric)
+    with torch.no_grad():
+        _, bad_cache = model.run_with_cache(bad_t)
+        with patched(model, clean_cache, what, positions), patched(model, bad_cache, hold, positions):
+            return (metric(model(bad_t)) - m_bad) / (m_clean - m_bad)
 
 
 def patch_heads(model: Transformer, clean, corrupted, metric: Metric,
