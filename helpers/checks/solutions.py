@@ -110,7 +110,7 @@ SOLUTIONS = {
         'notebook': '07_layernorm.ipynb',
         'title': 'The gradient through LayerNorm',
         'checks': ['check_layer_norm_grad'],
-        'code': 'def layer_norm_grad(x, gamma, eps, g):\n    mu = x.mean(dim=0, keepdim=True)                                     # (1, n): one mean per column\n    sigma = torch.sqrt(((x - mu) ** 2).mean(dim=0, keepdim=True) + eps)  # (1, n): one sigma per column\n    x_hat = (x - mu) / sigma\n    h = g * gamma[:, None]                                               # the gradient reaching x_hat\n    return (h - h.mean(dim=0, keepdim=True) - x_hat * (h * x_hat).mean(dim=0, keepdim=True)) / sigma',
+        'code': 'def layer_norm_grad(x, gamma, eps, g):\n    mu = x.mean(dim=0, keepdim=True)                                     # (1, n): one mean per column\n    sigma = torch.sqrt(((x - mu) ** 2).mean(dim=0, keepdim=True) + eps)  # (1, n): one sigma per column\n    x_hat = (x - mu) / sigma\n    h = g * gamma[:, None]                                               # the gradient reaching x_hat\n    h_mean = h.mean(dim=0, keepdim=True)                                 # (1, n): the mean of h per column\n    return (h - h_mean - x_hat * (h * x_hat).mean(dim=0, keepdim=True)) / sigma',
     },
     '8.1': {
         'notebook': '08_full_transformer.ipynb',
