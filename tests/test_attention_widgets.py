@@ -336,16 +336,12 @@ def test_only_gpt2_smalls_size_is_answered_in_two_steps():
     """The split is decided by counting a pass's multiply-adds, not by timing it: GPT-2 Small's shapes on notebook 11's
     text split (and do from 9 tokens on); the GPT-2-shaped stand-in CI and the browser tests run, and the series' own
     models, never do, on any machine."""
-    from types import SimpleNamespace
-
     from helpers.gpt2.convert import small_config
     from helpers.gpt2.stand_in import stand_in_config
     from helpers.widgets.attention import HeadsExplorer
 
     def cost(cfg, n):
-        fake = SimpleNamespace(model=SimpleNamespace(cfg=cfg), tok=SimpleNamespace(encode=lambda t: t.split()),
-                               text=SimpleNamespace(value=" ".join(["w"] * n)))
-        return HeadsExplorer.pass_cost(fake)
+        return HeadsExplorer.pass_cost(cfg, n)
 
     gpt2, split = small_config(), HeadsExplorer.SPLIT_ABOVE
     assert cost(gpt2, 17) > split and cost(gpt2, 9) > split > cost(gpt2, 8)

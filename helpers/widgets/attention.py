@@ -222,18 +222,18 @@ class HeadsExplorer(Explorer):
         self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
                                         layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
         self._syncing = False
-        self._split = False  # this redraw may leave the model run for after the reply (a press on the page)
+        self._split = False  # this redraw may leave a long model run for after the reply (a press on the page)
         for h, sw in enumerate(self.switches):
             sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
         self.layer.observe(self._show_layer_switches, names="value")
         super().__init__([self.text, self.layer, *self.switches])
 
-    def pass_cost(self) -> float:
-        """Multiply-adds of one pass over the text as typed (n tokens, up to n_ctx), with every head on, which a run
-        with a head switched off costs at most: per token, each layer's W_Q, W_K, W_V, W_O (4 d_model^2) and MLP
+    @staticmethod
+    def pass_cost(cfg, n: int) -> float:
+        """Multiply-adds of one pass over n tokens (up to n_ctx), with every head on, which a run with a head
+        switched off costs at most: per token, each layer's W_Q, W_K, W_V, W_O (4 d_model^2) and MLP
         (2 d_model d_mlp), and the unembedding (n_vocab d_model); attention's n^2 terms are left out (small here)."""
-        cfg = self.model.cfg
-        n = min(len(self.tok.encode(self.text.value)) if self.text.value else 0, cfg.n_ctx)
+        n = min(n, cfg.n_ctx)
         layer = 4 * cfg.d_model ** 2 + (2 * cfg.d_model * cfg.d_mlp if cfg.d_mlp else 0)
         return float(n * (cfg.n_layers * layer + cfg.n_vocab * cfg.d_model))
 
@@ -253,7 +253,7 @@ class HeadsExplorer(Explorer):
     def update(self, *args):
         if self._syncing:  # one redraw per learner change, not one per button the layer change sets
             return
-        self._split = self.pass_cost() > self.SPLIT_ABOVE and later.from_the_page()
+        self._split = later.from_the_page()  # (render decides whether the run is long enough to leave for later)
         try:
             super().update(*args)
         finally:
@@ -353,7 +353,8 @@ class HeadsExplorer(Explorer):
         A = run["A"][L]  # (n_heads, n, n)
         off = sorted(self.off)
         p_all, loss_all = p_off, loss_off = run["p"], run["loss"]
-        coming = bool(off) and self._split and (*run["key"], tuple(off)) not in self._without
+        coming = (bool(off) and self._split and self.pass_cost(self.model.cfg, n) > self.SPLIT_ABOVE
+                  and (*run["key"], tuple(off)) not in self._without)
         if off and not coming:
             p_off, loss_off = self._switched_off(prompt.ids, run, off)
         vocab = self.tok.vocab
