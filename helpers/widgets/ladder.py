@@ -103,8 +103,8 @@ class LensExplorer(later.TwoSteps, Explorer):
         return later.pass_cost(cfg, n) + states * cfg.n_vocab * cfg.d_model
 
     def _width(self) -> int:
-        return 60 + max(22, min(46, 560 // len(self.labels))) * len(self.labels)  # GPT-2 Small's 25 states fit
-        # in 610 px, as 9 states do
+        """The rise chart's width: GPT-2 Small's 25 states fit in 610 px, as 9 states do."""
+        return 60 + max(22, min(46, 560 // len(self.labels))) * len(self.labels)
 
     def _coming(self, prompt) -> tuple[str, dict, str]:
         """The first step of a split redraw: the prompt as the model reads it and a placeholder as large as the
