@@ -317,19 +317,45 @@ def test_a_long_model_run_is_answered_in_two_steps(model_and_tok, monkeypatch):
 
 def test_the_second_step_waits_for_the_kernels_reply():
     """helpers.widgets.later outside a kernel: no event loop, nothing scheduled (the caller answers whole); inside a
-    running loop the step is queued, not run."""
+    running loop the step is queued, not run; a loop left set but not running (as Playwright's sync API can leave one
+    in a thread) or closed counts as none. Asked from a fresh thread of the test's own: the worker's main thread may
+    hold a loop another test left there."""
     import asyncio
+    import threading
 
     from helpers.widgets import later
 
-    ran = []
-    assert not later.from_the_page() and not later.after_reply(lambda: ran.append(1)) and ran == []
+    ran, failed = [], []
 
-    async def inside():
-        assert later.after_reply(lambda: ran.append(1)) and ran == []
-        await asyncio.sleep(0)
-        assert ran == [1]
-    asyncio.run(inside())
+    def ask():
+        try:
+            assert not later.from_the_page() and not later.after_reply(lambda: ran.append(1)) and ran == []
+
+            async def inside():
+                assert later.after_reply(lambda: ran.append(1)) and ran == []
+                await asyncio.sleep(0)
+                assert ran == [1]
+            asyncio.run(inside())
+            for close in (False, True):
+                left = asyncio.new_event_loop()
+                if close:
+                    left.close()
+                asyncio._set_running_loop(left)            # set for this thread, never run
+                try:
+                    assert not later.after_reply(lambda: ran.append(2)), close
+                finally:
+                    asyncio._set_running_loop(None)
+                    left.close()
+            assert ran == [1]
+        except BaseException as e:  # handed to the test's own thread
+            failed.append(e)
+
+    worker = threading.Thread(target=ask)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive()
+    if failed:
+        raise failed[0]
 
 
 def test_only_gpt2_smalls_size_is_answered_in_two_steps():

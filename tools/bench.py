@@ -283,7 +283,24 @@ from helpers.widgets.ladder import LensExplorer
 lens = LensExplorer(model, tok, prompt="The Empire State Building is in New")
 for word in ("York", "Jersey", "Delhi", "Orleans", "Haven"):
     lens.text.value = "The Empire State Building is in New " + word
-redraw_ms = sorted(lens.seconds[1:])[2] * 1e3
+redraw_ms = sorted(lens.seconds[1:])[2] * 1e3  # a new prompt answered whole (as a change made in a cell is)
+# the same explorer as a press on the page gets it (helpers/widgets/later.py): another state to read from (the lens is
+# kept), and a new prompt's first step (at once) and second (after the kernel's reply)
+from helpers.widgets import later
+def lens_ms(change):
+    before = len(lens.seconds)
+    change()
+    return [1e3 * s for s in lens.seconds[before:]]
+lens_page = {"state": [], "first step": [], "second step": []}
+for i in range(20):
+    lens_page["state"] += lens_ms(lambda: setattr(lens.state, "value", list(lens.labels)[(7 * i) % len(lens.labels)]))
+queued, page, reply = [], later.from_the_page, later.after_reply
+later.from_the_page, later.after_reply = (lambda: True), (lambda fn: queued.append(fn) or True)
+for word in ("Zealand", "Mexico", "Hampshire", "England", "Brunswick"):
+    typed = "The Empire State Building is in New " + word
+    lens_page["first step"] += lens_ms(lambda: setattr(lens.text, "value", typed))
+    lens_page["second step"] += lens_ms(lambda: queued.pop()())
+later.from_the_page, later.after_reply = page, reply
 # notebook 11's heads explorer, in the kernel (compute + HTML), each control changed as the browser part presses it:
 # a layer button in turn, a head switched off and on again, the text's last character deleted and typed again
 from helpers.widgets.attention import HeadsExplorer
@@ -336,7 +353,8 @@ try:
 except ImportError:
     pass
 print(json.dumps({"vs_transformers": vs, "base_mb": base, "load_mb": loaded, "forward_mb": forward_mb, "load_s": load_s,
-                  "forward_ms": sorted(times)[2] * 1e3, "redraw_ms": redraw_ms, "explorer_mb": explorer_mb,
+                  "forward_ms": sorted(times)[2] * 1e3, "redraw_ms": redraw_ms, "lens_page": lens_page,
+                  "explorer_mb": explorer_mb,
                   "n_params": model.n_params(), "heads_explorer": heads_explorer,
                   "rounded": rounded}))
 """
@@ -451,14 +469,19 @@ def _main_parts(args, paths: list[Path], eleven: list[Path], result: dict, weigh
             print(f"GPT-2 Small shapes: {g['error']}\n")
         else:
             ok = g["forward_mb"] < GPT2_RSS_TARGET_MB and g["forward_ms"] < GPT2_FORWARD_TARGET_MS
-            ok = ok and g["redraw_ms"] < GPT2_FORWARD_TARGET_MS and g["explorer_mb"] < GPT2_RSS_TARGET_MB
+            lens = {k: statistics.median(v) for k, v in g["lens_page"].items()}  # what a press on the page waits for:
+            # another state, or a new prompt's first step (its lens follows after the reply, helpers/widgets/later.py)
+            ok = ok and max(lens["state"], lens["first step"]) < GPT2_FORWARD_TARGET_MS
+            ok = ok and g["explorer_mb"] < GPT2_RSS_TARGET_MB
             half = "; ".join(f"{k}: largest logit change {v['max_abs_logit']:.3g}, same top token at "
                              f"{v['same_top1']:.0%} of positions" for k, v in g["rounded"].items())
             print(f"GPT-2 Small's shapes, random weights ({g['n_params']:,} parameters): peak memory "
                   f"{g['load_mb']:.0f} MB after loading ({g['load_s']:.1f} s), {g['forward_mb']:.0f} MB after a "
                   f"32-token forward pass with the cache ({g['forward_ms']:.0f} ms median of 5; python + torch alone "
-                  f"{g['base_mb']:.0f} MB); the logit-lens explorer redraws in {g['redraw_ms']:.0f} ms (median of 5; "
-                  f"peak {g['explorer_mb']:.0f} MB after 6 redraws)"
+                  f"{g['base_mb']:.0f} MB); the logit-lens explorer in the kernel, medians: another state to read from "
+                  f"{lens['state']:.0f} ms, a new prompt typed on the page {lens['first step']:.0f} ms at once and "
+                  f"its lens {lens['second step']:.0f} ms after the reply (answered whole, as from a cell: "
+                  f"{g['redraw_ms']:.0f} ms; peak {g['explorer_mb']:.0f} MB with both explorers)"
                   f"   < {GPT2_RSS_TARGET_MB:.0f} MB, < {GPT2_FORWARD_TARGET_MS:.0f} ms  {verdict(ok)}\n"
                   f"  weights stored in half precision, computed in float32 ({half}): float32 is kept, since it "
                   "already fits the memory target")

@@ -34,7 +34,7 @@ from helpers.plots.attention import pattern_css, pattern_html, pattern_image_htm
 from helpers.ngrams import top_k
 from helpers.softmax import softmax
 from helpers.tokens import Tokenizer, prepare_prompt
-from helpers.widgets import later
+from helpers.widgets import kept, later
 from helpers.widgets.base import Explorer, choice, chosen, text_box
 
 
@@ -168,16 +168,7 @@ class PaddingExplorer(Explorer):
         return text, {"P": P}, view
 
 
-def _strided_sample(p: torch.Tensor) -> torch.Tensor:
-    """A few entries of p, every dimension stepped so that at most about 5 of its indices are taken: a view, never
-    a copy (a tied or transposed weight is not contiguous, and flattening it would copy all of it)."""
-    q = p.detach()
-    for dim, size in enumerate(q.shape):
-        q = q[(slice(None),) * dim + (slice(None, None, max(1, size // 5)),)]
-    return q
-
-
-class HeadsExplorer(Explorer):
+class HeadsExplorer(later.TwoSteps, Explorer):
     """Notebook 05 (and 11, GPT-2's 144 heads): every head of one layer side by side on the text you type, and a
     switch per head.
 
@@ -195,17 +186,17 @@ class HeadsExplorer(Explorer):
     are drawn small, in a grid, without the tokens along their sides (``compact``): a layer of GPT-2 fits in
     two or three rows instead of twelve pictures one above the other.
 
-    When that run is long (a pass with every head on costs more than ``SPLIT_ABOVE`` multiply-adds: GPT-2 Small's
-    shapes on a text of 9 tokens or more, never the series' small models or the stand-in), a press on the page is
-    answered in two steps (``helpers.widgets.later``): at once the pattern greyed and the guesses marked as coming
-    (``guesses=coming`` in the state), then, once the kernel has replied, the guesses and the loss without the head
-    (the state as before, without ``guesses``).
+    When that run is long (a pass with every head on costs more than ``SPLIT_ABOVE`` multiply-adds, ``pass_cost``:
+    GPT-2 Small's shapes on a text of 9 tokens or more, never the series' small models or the stand-in), a press on
+    the page is answered in two steps (``helpers.widgets.later.TwoSteps``): at once the pattern greyed and the guesses
+    marked as coming (``guesses=coming`` in the state), then, once the kernel has replied, the guesses and the loss
+    without the head (the state as before, without ``guesses``).
     """
 
     KEPT = 8  # results kept, the oldest dropped first: sets of switched-off heads (over all texts) ...
     KEPT_TEXTS = 3  # ... and texts (every layer's patterns and streams: about 60 MB for 300 tokens of GPT-2)
-    SPLIT_ABOVE = 1e9  # multiply-adds of a pass (``pass_cost``) above which a press is answered in two steps (see
-    # above): ~25 ms on one core at 40 GFLOP/s; counted, not timed, so that every machine and every test behaves alike
+    COMING = "guesses"  # a split redraw's first step says guesses=coming (later.TwoSteps)
+    pass_cost = staticmethod(later.pass_cost)
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
@@ -222,20 +213,10 @@ class HeadsExplorer(Explorer):
         self.switches = [W.ToggleButton(value=True, description=f"head {h}", tooltip=f"switch head {h} on or off",
                                         layout=W.Layout(width="6em")) for h in range(model.cfg.n_heads)]
         self._syncing = False
-        self._split = False  # this redraw may leave a long model run for after the reply (a press on the page)
         for h, sw in enumerate(self.switches):
             sw.observe(lambda change, h=h: self._switch(h, change["new"]), names="value")
         self.layer.observe(self._show_layer_switches, names="value")
         super().__init__([self.text, self.layer, *self.switches])
-
-    @staticmethod
-    def pass_cost(cfg, n: int) -> float:
-        """Multiply-adds of one pass over n tokens (up to n_ctx), with every head on, which a run with a head
-        switched off costs at most: per token, each layer's W_Q, W_K, W_V, W_O (4 d_model^2) and MLP
-        (2 d_model d_mlp), and the unembedding (n_vocab d_model); attention's n^2 terms are left out (small here)."""
-        n = min(n, cfg.n_ctx)
-        layer = 4 * cfg.d_model ** 2 + (2 * cfg.d_model * cfg.d_mlp if cfg.d_mlp else 0)
-        return float(n * (cfg.n_layers * layer + cfg.n_vocab * cfg.d_model))
 
     def _switch(self, h: int, on: bool) -> None:
         if not self._syncing:
@@ -253,40 +234,15 @@ class HeadsExplorer(Explorer):
     def update(self, *args):
         if self._syncing:  # one redraw per learner change, not one per button the layer change sets
             return
-        self._split = later.from_the_page()  # (render decides whether the run is long enough to leave for later)
-        try:
-            super().update(*args)
-        finally:
-            self._split = False
-        if self.last_state.get("guesses") == "coming" and not later.after_reply(self._finish):
-            self._finish()  # (no event loop to leave it to: answered whole)
-
-    def _finish(self) -> None:
-        """The second step of a split redraw: the model runs for the heads switched off now (if the learner has
-        pressed again meanwhile, for their latest choice), then the whole picture is drawn."""
-        if self.last_state.get("guesses") == "coming":
-            super().update()
+        super().update(*args)  # (later.TwoSteps: a long run pressed on the page is answered in two steps)
 
     def _head_label(self, layer: int, h: int) -> str:
         return f"layer {layer}, head {h}" + (" (switched off)" if (layer, h) in self.off else "")
 
-    @staticmethod
-    def _keep(table: dict, key, value, most: int = KEPT):
-        table[key] = value
-        while len(table) > most:  # the oldest first
-            del table[next(iter(table))]
-        return value
-
     def _model_state(self) -> tuple:
-        """Changes whenever a weight of the model is changed in place (training, an edit, even through ``.data``,
-        which torch does not count: a few entries of every weight are summed), a causal mask is switched or another
-        intervention is attached to the model or taken off: results kept from before are then not used."""
-        model = self.model
-        with torch.no_grad():
-            sample = sum(float(_strided_sample(p).double().sum()) for p in model.parameters())
-        attached = tuple((name, tuple(map(id, point.fns))) for name, point in model.hook_points.items() if point.fns)
-        return (tuple((id(p), p._version) for p in model.parameters()), sample,
-                tuple(b.attn.masked for b in model.blocks), attached)
+        """The model's state as ``kept.model_state`` reads it: a weight changed in place, a mask switched or an
+        intervention attached changes it, and results kept from before are then not used."""
+        return kept.model_state(self.model)
 
     def _guesses(self, logits: torch.Tensor, ids: torch.Tensor, off=()) -> tuple[torch.Tensor, torch.Tensor | None]:
         """logits (n_vocab, n) -> p after the last token (n_vocab,), and the mean loss on the text's next tokens
@@ -311,10 +267,10 @@ class HeadsExplorer(Explorer):
         model = self.model
         into = [model.stream_into(layer) for layer in range(model.cfg.n_layers)]
         A = [names.key(layer, "A") for layer in range(model.cfg.n_layers)]
-        kept = model.activations(ids, A + into + [names.LOGITS])
-        run = {"A": [kept[k] for k in A], "into": [kept[k] for k in into], "key": key}
-        run["p"], run["loss"] = self._guesses(kept[names.LOGITS], ids)
-        return self._keep(self._runs, key, run, self.KEPT_TEXTS)
+        acts = model.activations(ids, A + into + [names.LOGITS])
+        run = {"A": [acts[k] for k in A], "into": [acts[k] for k in into], "key": key}
+        run["p"], run["loss"] = self._guesses(acts[names.LOGITS], ids)
+        return kept.keep(self._runs, key, run, self.KEPT_TEXTS)
 
     @torch.no_grad()
     def _switched_off(self, ids: torch.Tensor, run: dict, off: list[tuple[int, int]]):
@@ -326,7 +282,7 @@ class HeadsExplorer(Explorer):
             first = min(layer for layer, _ in off)
             with ablated(self.model, heads=off):
                 logits = self.model.run_from(first, run["into"][first][None])[0]  # (n_vocab, n)
-            self._keep(self._without, key, self._guesses(logits, ids, off))
+            kept.keep(self._without, key, self._guesses(logits, ids, off), self.KEPT)
         return self._without[key]
 
     def _patterns(self, A: torch.Tensor, tokens: list[str], L: int, run: dict) -> str:
@@ -353,7 +309,7 @@ class HeadsExplorer(Explorer):
         A = run["A"][L]  # (n_heads, n, n)
         off = sorted(self.off)
         p_all, loss_all = p_off, loss_off = run["p"], run["loss"]
-        coming = (bool(off) and self._split and self.pass_cost(self.model.cfg, n) > self.SPLIT_ABOVE
+        coming = (bool(off) and self.leave_for_later(self.pass_cost(self.model.cfg, n))
                   and (*run["key"], tuple(off)) not in self._without)
         if off and not coming:
             p_off, loss_off = self._switched_off(prompt.ids, run, off)

@@ -222,8 +222,9 @@
     // Kernel idle, and nothing (kernel status, caption state, picture) changed for `ms`: a burst of
     // key presses has been fully answered. Reset with gt.quietReset() before each wait.
     quietReset() { gt._quiet = null; },
-    // A redraw answered in two steps whose second step is still to come (helpers/widgets/later.py).
-    coming(state) { return /(^|;)guesses=coming(;|$)/.test(state || ''); },
+    // A redraw answered in two steps whose second step is still to come (helpers/widgets/later.py): the heads
+    // explorer's guesses=coming, the lens explorer's lens=coming.
+    coming(state) { return /(^|;)(guesses|lens)=coming(;|$)/.test(state || ''); },
     quiet(e, ms) {
       const k = kernel(), v = gt.view(e), now = performance.now();
       const snap = [k && k.status, v.state, v.viewState, v.src, v.loaded].join('|');
@@ -257,7 +258,7 @@
     installProbe(e) {
       if (gt._probeOff) gt._probeOff();
       const r = gt.root(e), k = kernel();
-      // complete: for a redraw answered in two steps (the state says guesses=coming: helpers/widgets/later.py), the
+      // complete: for a redraw answered in two steps (the state says guesses=coming or lens=coming: later.py), the
       // time until the second step is painted too; for any other redraw, its sample
       const p = gt.probe = {armed: true, t0: null, busy: false, idle: false, before: null, samples: [], states: [],
                             viewStates: [], changed: [], via: [], complete: [], waiting: null};
