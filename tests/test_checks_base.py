@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, exercise, named, number_result, passed, tensor_result
 from helpers.softmax import softmax as renamed_softmax
 
 
@@ -16,6 +16,26 @@ def test_a_function_that_is_not_written_yet():
         raise NotImplementedError()
     with pytest.raises(ExerciseError, match="not written yet"):
         call(todo, 1, what="f(x)")
+
+
+def test_a_check_calls_the_function_by_the_name_the_learner_gave_it():
+    """The name of the learner's `def`, not the check's own word for it; the check's word when there is none."""
+    import functools
+
+    from helpers import checks
+
+    def stable_softmax(x):
+        raise NotImplementedError()
+    assert named(stable_softmax, "softmax", "(x)") == "stable_softmax(x)"
+    for nameless in (lambda x: x, functools.partial(max, 0), object()):
+        assert named(nameless, "softmax", "(x)") == "softmax(x)"
+    with pytest.raises(ExerciseError, match=r"^stable_softmax\(x\): not written yet"):
+        checks.check_softmax(stable_softmax)
+
+    def my_softmax(x):
+        return x.exp() / x.exp().sum(1, keepdim=True)   # a wrong answer (rows): its message names it too
+    with pytest.raises(ExerciseError, match=r"^Your my_softmax normalises each \*row\*"):
+        checks.check_softmax(my_softmax)
 
 
 def test_a_crash_becomes_one_sentence_naming_the_error():

@@ -97,6 +97,14 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
     return mark
 
 
+def named(fn: Any, name: str, args: str = "") -> str:
+    """How a check's messages call the learner's function: by the name their cell's ``def`` gave it
+    (``fn.__name__``: ``stable_softmax``, ``my_mlp``), followed by ``args`` ("(x)"). ``name``, the check's own
+    word for it, stands in when the function has no name of its own (a lambda, a functools.partial, an object)."""
+    own = getattr(fn, "__name__", None)
+    return f"{own if isinstance(own, str) and own.isidentifier() else name}{args}"
+
+
 class _TooLong(Exception):
     pass
 
