@@ -155,7 +155,10 @@ def check_loss_without(fn) -> bool:
         clean = per_position_loss(model, tokens)[:, half:].mean().item()   # (needed only to explain a mistake)
         if heads and abs(out - clean) < 1e-4:
             raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean:.3f}: the ablation "
-                                "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`.")
+                                "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`. "
+                                f"(The loss is far above ln {model.cfg.n_vocab} = {math.log(model.cfg.n_vocab):.2f}, "
+                                "a uniform guess, because the check's model has random, large weights: its "
+                                "confident guesses are wrong. Only the change an ablation makes matters here.)")
         if abs(out - loss.mean().item()) < 1e-4:
             raise ExerciseError(f"{what} averages the loss over every position ({loss.mean().item():.3f}). Only the "
                                 "predictions made in the second half can copy from the first.")
