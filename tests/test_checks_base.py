@@ -108,7 +108,8 @@ print("SECOND:", checks.check_train_zero_layer(sgd_answer), checks.check_train_z
 def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     """A right answer that builds torch's first optimizer imports torch._dynamo (seconds, hundreds of modules). The
     check imports it before its timer starts, so the import is not counted; and when an import the check did not
-    foresee is under way as the time runs out, the timer lets it finish and stops the answer right after. Stopped in
+    foresee is under way as the time runs out, the timer lets it finish, then restarts the clock once (for torch's
+    compiler) or stops the answer right after. Stopped in
     the middle (limits of 0.3, 1 and 2 s land at different points of it), the import left modules half initialised,
     and every later check in the kernel failed on them ("module 'sympy' has no attribute 'printing'") until a
     restart, naming the learner's code."""

@@ -164,7 +164,10 @@ def _may_optimize(fn: Callable, args: tuple, depth: int = 3, seen: set | None = 
     if any(isinstance(a, torch.optim.Optimizer) for a in args):
         return True
     seen = set() if seen is None else seen
-    fn = inspect.unwrap(fn)
+    try:
+        fn = inspect.unwrap(fn)
+    except ValueError:  # a wrapper that wraps itself
+        return True
     fn = getattr(fn, "func", fn)  # a functools.partial: the function it fills in
     code = getattr(fn, "__code__", None)
     if code is None:
