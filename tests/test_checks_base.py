@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from helpers.checks.base import ExerciseError, call, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, exercise, named, number_result, passed, tensor_result
 from helpers.softmax import softmax as renamed_softmax
 
 
@@ -16,6 +16,26 @@ def test_a_function_that_is_not_written_yet():
         raise NotImplementedError()
     with pytest.raises(ExerciseError, match="not written yet"):
         call(todo, 1, what="f(x)")
+
+
+def test_a_check_calls_the_function_by_the_name_the_learner_gave_it():
+    """The name of the learner's `def`, not the check's own word for it; the check's word when there is none."""
+    import functools
+
+    from helpers import checks
+
+    def stable_softmax(x):
+        raise NotImplementedError()
+    assert named(stable_softmax, "softmax", "(x)") == "stable_softmax(x)"
+    for nameless in (lambda x: x, functools.partial(max, 0), object()):
+        assert named(nameless, "softmax", "(x)") == "softmax(x)"
+    with pytest.raises(ExerciseError, match=r"^stable_softmax\(x\): not written yet"):
+        checks.check_softmax(stable_softmax)
+
+    def my_softmax(x):
+        return x.exp() / x.exp().sum(1, keepdim=True)   # a wrong answer (rows): its message names it too
+    with pytest.raises(ExerciseError, match=r"^Your my_softmax normalises each \*row\*"):
+        checks.check_softmax(my_softmax)
 
 
 def test_a_crash_becomes_one_sentence_naming_the_error():
@@ -88,7 +108,8 @@ print("SECOND:", checks.check_train_zero_layer(sgd_answer), checks.check_train_z
 def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     """A right answer that builds torch's first optimizer imports torch._dynamo (seconds, hundreds of modules). The
     check imports it before its timer starts, so the import is not counted; and when an import the check did not
-    foresee is under way as the time runs out, the timer lets it finish and stops the answer right after. Stopped in
+    foresee is under way as the time runs out, the timer lets it finish, then restarts the clock once (for torch's
+    compiler) or stops the answer right after. Stopped in
     the middle (limits of 0.3, 1 and 2 s land at different points of it), the import left modules half initialised,
     and every later check in the kernel failed on them ("module 'sympy' has no attribute 'printing'") until a
     restart, naming the learner's code."""
@@ -102,10 +123,92 @@ def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     first = next(line for line in done.stdout.splitlines() if line.startswith("FIRST:"))
     if warm_up:   # the answer's own work took 1 s at most with 4 busy processes on 2 cores (docs/check_limit.md)
         assert first == "FIRST: True" and "WARMED: [True]" in done.stdout, done.stdout
-    else:
-        assert f"train_zero_layer() ran for more than {limit:g} s on a tiny input and was stopped" in first or \
+    else:  # unforeseen: the clock restarts once after the import, and the answer's own work may still take too long
+        assert first == "FIRST: True" or \
+            f"train_zero_layer() ran for more than {limit:g} s on a tiny input and was stopped" in first or \
             f"train_zero_layer() took more than {limit:g} s on a tiny input" in first, first
     assert "SECOND: True True" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_check_on_an_answer_without_an_optimizer_does_not_import_the_compiler():
+    """The warm-up (torch._dynamo: about a second and 80 MB) runs only for an answer that may build an optimizer:
+    a fresh interpreter checks exercise 2.1's right answer without it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys\nfrom helpers import checks\nsys.path.insert(0, 'tests')\n"
+            "from test_checks_01_02 import stable_softmax\n"
+            "assert checks.check_softmax(stable_softmax)\nprint('COMPILER:', 'torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0 and "COMPILER: False" in done.stdout, done.stdout + done.stderr
+
+
+def _sgd_answer(W, steps):
+    opt = torch.optim.SGD([W], lr=0.1)
+    for _ in range(steps):
+        opt.zero_grad()
+        (W ** 2).sum().backward()
+        opt.step()
+    return W
+
+
+def _calls_a_notebook_function(W, steps):
+    return _sgd_answer(W, steps)
+
+
+def _trains_with_the_helper(model, ids):
+    from helpers import train
+    return train.train(model, ids, 1)
+
+
+def _by_hand(W, steps):  # gradient descent without an optimizer (exercise 2.3's way)
+    for _ in range(steps):
+        W = W - 0.1 * 2 * W
+    return W
+
+
+def test_which_answers_may_build_an_optimizer():
+    import functools
+
+    from helpers.checks.base import _may_optimize
+    from helpers.optim import AdamW
+
+    w = torch.nn.Parameter(torch.zeros(2))
+    assert _may_optimize(_sgd_answer, ())
+    assert _may_optimize(_calls_a_notebook_function, ())                      # through a function it calls
+    assert _may_optimize(_trains_with_the_helper, ())                          # through helpers.train
+    assert _may_optimize(functools.partial(_sgd_answer, steps=3), ())
+    assert _may_optimize(lambda m, b: AdamW(m.parameters(), lr=1e-3), ())    # the series' own optimizer
+    assert _may_optimize(lambda m, opt, b: opt.step(), (None, torch.optim.SGD([w], lr=0.1), None))  # one given
+    assert _may_optimize(type("Stepper", (), {"__call__": lambda self, W: _sgd_answer(W, 1)})(), ())
+    assert not _may_optimize(_by_hand, ())
+    assert not _may_optimize(renamed_softmax, ())
+    assert not _may_optimize(lambda x: x.exp() / x.exp().sum(0), ())
+
+
+def test_an_import_of_the_compiler_the_check_did_not_foresee_restarts_the_clock_once(monkeypatch):
+    """An optimizer the warm-up did not foresee imports torch's compiler under the timer (seconds): the clock
+    restarts once after it, so the import is not counted against the answer; a second slow stretch is."""
+    import sys
+    import types
+
+    from helpers.checks import base
+    monkeypatch.setattr(base, "COMPILER", "gt_compiler_stand_in")
+    monkeypatch.delitem(sys.modules, "gt_compiler_stand_in", raising=False)
+
+    def compiles_then_works(pause):
+        time.sleep(0.7)                                                   # "the import"
+        sys.modules["gt_compiler_stand_in"] = types.ModuleType("gt_compiler_stand_in")
+        time.sleep(pause)                                                 # the answer's own work
+        return True
+
+    assert call(compiles_then_works, 0.5, what="f()", limit=1)
+    monkeypatch.delitem(sys.modules, "gt_compiler_stand_in")
+    with pytest.raises(ExerciseError, match="more than 1 s"):
+        call(compiles_then_works, 1.5, what="f()", limit=1)
+    with pytest.raises(ExerciseError, match="more than 1 s"):   # imported already: no restart
+        call(compiles_then_works, 0.5, what="f()", limit=1)
 
 
 def test_outside_the_main_thread_a_slow_function_is_named_after_it_returns():

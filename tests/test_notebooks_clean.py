@@ -90,13 +90,19 @@ def test_predict_then_check(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_learner_copy_clears_solutions_and_each_check_says_so(path):
-    """Cheap twin of tests/test_exercises.py: each unfilled exercise with its check, alone."""
+    """Cheap twin of tests/test_exercises.py: each unfilled exercise with its check, alone. The check's message
+    begins with the function as the learner's cell names it (its `def`), not the check's own word for it: a
+    learner who wrote `def stable_softmax` is told about stable_softmax, not softmax."""
     from helpers.checks import ExerciseError
 
-    nb = nbtool.learner_copy(nbformat.read(path, as_version=4))
+    nb = nbformat.read(nbtool.LEARN / path.name, as_version=4)  # the learner copy as handed out
     for e in nbtool.exercises(path):
         solution, check = nb.cells[e["cells"][1]], nb.cells[e["cells"][2]]
         assert "raise NotImplementedError()" in solution.source and not solution.outputs
+        defined = re.findall(r"^def (\w+)\(", solution.source, re.M)
+        assert len(defined) == 1, f"exercise {e['number']}: one function per solution cell"
+        assert re.search(rf"checks\.check_\w+\({defined[0]}\b", check.source), \
+            f"exercise {e['number']}: the check cell checks {defined[0]}"
         import torch
         from helpers import checks
 
@@ -105,8 +111,10 @@ def test_learner_copy_clears_solutions_and_each_check_says_so(path):
         # other notebook variables the check is given (a trained model, say) are stand-ins here: a
         # check must call the learner's function, and say "not written yet", before using them
         namespace |= {name: None for name in code.co_names if name not in namespace and not hasattr(builtins, name)}
-        with pytest.raises(ExerciseError, match="not written yet"):
+        with pytest.raises(ExerciseError, match="not written yet") as raised:
             exec(code, namespace)
+        assert str(raised.value).startswith(f"{defined[0]}("), \
+            f"exercise {e['number']}: the check calls {defined[0]} otherwise: {raised.value}"
 
 
 def test_readme_lists_every_exercise():

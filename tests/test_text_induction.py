@@ -121,3 +121,14 @@ def test_the_model_with_repeats_predicts_a_typed_verse_more_surely_the_second_ti
     assert words == ["lord", "is", "my", "shepherd", ";", "i", "shall", "not", "want", "."]
     assert first.shape == again.shape == (len(words),)
     assert float(again.mean()) > float(first.mean()) + 0.3
+
+
+def test_the_training_time_the_module_quotes_is_the_one_the_checkpoints_record():
+    """help(helpers.text_induction) gives each shipped model's training time as its metadata records it."""
+    import helpers.text_induction
+
+    doc = " ".join(helpers.text_induction.__doc__.split())
+    first, second = (int(checkpoint.metadata(checkpoint.named_path(name))["train_seconds"])
+                     for name in ("text_induction", "text_plain"))
+    minutes = "zero one two three four five six seven eight nine ten".split()[round((first + second) / 2 / 60)]
+    assert f"{first} and {second} s, about {minutes} minutes each" in doc, (first, second)

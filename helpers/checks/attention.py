@@ -14,7 +14,8 @@ import textwrap
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, passed
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, named,
+                                 passed)
 from helpers.model import attention as att
 from helpers.softmax import softmax
 
@@ -66,7 +67,7 @@ FIXED_SCALES = (2.0, 4.0, 8.0, 16.0, math.sqrt(2.0))
 @exercise(answered_by=("helpers.model.attention.single_query", "helpers.model.attention.attention"))
 def check_single_query(fn) -> bool:
     """fn(x (d_model, n), W_Q, W_K, W_V (d_head, d_model), W_O (d_model, d_head)) -> o_n (d_model, 1)."""
-    what = "single_query_attention(x0, W_Q, W_K, W_V, W_O)"
+    what = named(fn, "single_query_attention", "(x0, W_Q, W_K, W_V, W_O)")
     forbid = ("helpers.model.attention.single_query", "helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in SQ_CASES:
         x, W_Q, W_K, W_V, W_O = _inputs(seed, None, d_head, d_model, n)
@@ -153,7 +154,7 @@ HIDE_CASES = ((0, 4, 12, 10, 5), (1, 3, 7, 6, 4), (2, 5, 9, 11, 2), (3, 6, 10, 8
 def check_hide_token(fn) -> bool:
     """fn(x0 (d_model, n), j, W_Q, W_K, W_V, W_O, W_U (n_vocab, d_model)) -> p (n_vocab,) or (n_vocab, 1):
     the last token's next-token probabilities when it may not attend to token j (Python index, j < n - 1)."""
-    what = "probs_hiding(x0, j, W_Q, W_K, W_V, W_O, W_U)"
+    what = named(fn, "probs_hiding", "(x0, j, W_Q, W_K, W_V, W_O, W_U)")
     for seed, d_head, d_model, n_vocab, n in HIDE_CASES:
         g = torch.Generator().manual_seed(seed)
         W_Q, W_K, W_V = (torch.randn(d_head, d_model, generator=g) * 1.5 / math.sqrt(d_model) for _ in range(3))
@@ -209,7 +210,7 @@ def check_hide_token(fn) -> bool:
 @exercise(answered_by=("helpers.model.attention.attention",))
 def check_all_scores(fn) -> bool:
     """fn(x0 (d_model, n), W_Q, W_K (d_head, d_model)) -> scores (n, n) = q^T k / sqrt(d_head), no mask."""
-    what = "all_scores(x0, W_Q, W_K)"
+    what = named(fn, "all_scores", "(x0, W_Q, W_K)")
     forbid = ("helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in ((1, 3, 7, 4), (0, 4, 12, 5), (2, 6, 10, 1), (3, 5, 16, 9)):  # d_head 3 first
         x, W_Q, W_K, _, _ = _inputs(seed, None, d_head, d_model, n)
@@ -260,7 +261,7 @@ def _masked(S: torch.Tensor, mask: torch.Tensor, fill: float = NEG_INF, dim: int
 def check_causal_attention(fn) -> bool:
     """fn(scores (n, n), v (d_head, n), W_O (d_model, d_head)) -> o (d_model, n): mask the future with -inf,
     softmax each row (A), r = v A^T, o = W_O r."""
-    what = "causal_attention(scores, v, W_O)"
+    what = named(fn, "causal_attention", "(scores, v, W_O)")
     forbid = ("helpers.model.attention.softmax_star", "helpers.model.attention.attention", FUSED)
     for seed, d_head, d_model, n in ((0, 4, 9, 5), (1, 3, 10, 7), (2, 5, 8, 1), (3, 6, 11, 4)):
         g = torch.Generator().manual_seed(seed)

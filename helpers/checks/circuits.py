@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
 from helpers.cost import usual_terms
 from helpers.interp.scores import induction_mask, previous_token_mask
 
@@ -30,7 +30,7 @@ CIRCUIT_HELPERS = ("helpers.interp.circuits.qk_circuit", "helpers.interp.circuit
 def check_head_circuits(fn) -> bool:
     """fn(W_Q, W_K, W_V (d_head, d_model), W_O (d_model, d_head)) -> (W_QK, W_OV), both (d_model, d_model):
     W_QK = W_Q^T W_K and W_OV = W_O W_V. Tried on heads of odd sizes (d_model 7 and 5, d_head 3 and 2)."""
-    what = "head_circuits(W_Q, W_K, W_V, W_O)"
+    what = named(fn, "head_circuits", "(W_Q, W_K, W_V, W_O)")
     for seed, (d_model, d_head) in enumerate(((7, 3), (5, 2), (7, 3))):
         W_Q, W_K, W_V, W_O = _head(seed, d_model, d_head)
         QK, OV = W_Q.T @ W_K, W_O @ W_V
@@ -86,7 +86,7 @@ COMPOSITION_HELPERS = ("helpers.interp.circuits.composition_score", "helpers.int
 def check_k_composition(fn) -> bool:
     """fn(W_QK (d_model, d_model) of the later head, W_OV (d_model, d_model) of the earlier) -> a number in [0, 1]:
     ||W_QK W_OV||_F / (||W_QK||_F ||W_OV||_F). The helpers that compute it are refused."""
-    what = "k_composition(W_QK, W_OV)"
+    what = named(fn, "k_composition", "(W_QK, W_OV)")
     for seed in range(3):
         g = torch.Generator().manual_seed(100 + seed)
         d, r = 8 + seed, 2
@@ -135,7 +135,7 @@ COST_HELPERS = ("helpers.cost.usual_mults", "helpers.cost.formula", "helpers.cos
 def check_causal_mults(fn) -> bool:
     """fn(d_model, d_head, n_ctx) -> int: the multiplications of one head that computes only the pairs the
     causal mask keeps (j <= i). No helper counts this; the helpers that count every pair are refused."""
-    what = "causal_mults(d_model, d_head, n_ctx)"
+    what = named(fn, "causal_mults", "(d_model, d_head, n_ctx)")
     for d_model, d_head, n_ctx in ((10, 3, 7), (768, 64, 1024), (64, 32, 201), (5, 2, 1)):
         right = _causal_mults(d_model, d_head, n_ctx)
         out = number_result(call(fn, d_model, d_head, n_ctx, what=what, forbid=COST_HELPERS), what)
@@ -334,12 +334,12 @@ def check_induction_circuits(fn, model) -> bool:
     from helpers.model import names
     from helpers.model.transformer import Transformer
 
-    what = "induction_circuits(L)"
+    what = named(fn, "induction_circuits", "(L)")
     L = Layout()
     out = call(fn, L, what=what, forbid=BY_HAND_HELPERS)
     if not (isinstance(model, Transformer) and model.cfg.n_vocab == L.n_vocab and model.cfg.n_ctx == L.n_ctx):
         raise ExerciseError("the check compares your circuit with notebook 10's trained model: pass it as the second "
-                            "argument, check_induction_circuits(induction_circuits, model).")
+                            f"argument, check_induction_circuits({named(fn, 'induction_circuits')}, model).")
     if not (isinstance(out, (tuple, list)) and len(out) == 4):
         got = "None" if out is None else type(out).__name__
         if isinstance(out, (tuple, list)):
@@ -365,8 +365,8 @@ def check_induction_circuits(fn, model) -> bool:
     if float(previous_token_score(A0[:, None])[0]) < 0.5:
         raise ExerciseError(_layer0_wrong(QK0, A0, L))
     trace = cache[names.resid(1)][:, L.PREV, 1:]  # (batch, n_vocab, n - 1): what layer 0 wrote at positions 1 ...
-    named = trace.abs().argmax(1) == tokens[:, :-1]
-    if float(named.float().mean()) < 0.9:
+    traced = trace.abs().argmax(1) == tokens[:, :-1]
+    if float(traced.float().mean()) < 0.9:
         raise ExerciseError(_trace_wrong(OV0, L))
     trace_sign = float(trace.gather(1, tokens[:, None, :-1]).mean())
     if float(induction_score(A1[:, None], tokens)[0]) < 0.5:

@@ -10,7 +10,7 @@ import numbers
 
 import torch
 
-from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
 from helpers.interp.embeddings import analogy as analogy_helper
 from helpers.interp.embeddings import cosines
 from helpers.interp.lens import lens_loss as lens_loss_helper
@@ -83,7 +83,7 @@ def _continuation_mistakes(model, prompt, cont):
 @exercise(answered_by=CONTINUATION_HELPERS)
 def check_continuation_logprob(fn) -> bool:
     """fn(model, prompt (n,), continuation (m,)) -> ln p(continuation | prompt) in nats, one number."""
-    what = "continuation_logprob(model, prompt, continuation)"
+    what = named(fn, "continuation_logprob", "(model, prompt, continuation)")
     runs = []
     for model, prompt, cont in _continuation_cases():
         out = call(fn, model, prompt, cont, what=what, forbid=CONTINUATION_HELPERS,
@@ -168,7 +168,7 @@ def _as_ids(out, what: str, k: int) -> list[int]:
 def check_analogy(fn) -> bool:
     """fn(W_E (d_model, n_vocab), a, b, c, k) -> the k ids nearest W_E[:, a] - W_E[:, b] + W_E[:, c] by cosine, best
     first, a, b and c left out."""
-    what = "analogy(W_E, a, b, c, k)"
+    what = named(fn, "analogy", "(W_E, a, b, c, k)")
     runs = []
     for seed in range(3):
         W_E, a, b, c = _analogy_case(seed)
@@ -241,7 +241,7 @@ def _lens_mistakes(model, tokens):
 def check_lens_loss(fn) -> bool:
     """fn(model, tokens (batch, n)) -> (number of states,): the mean cross-entropy of each state's lens prediction of
     the next token, over every position with a next token and every text."""
-    what = "lens_loss_by_hand(model, tokens)"
+    what = named(fn, "lens_loss_by_hand", "(model, tokens)")
     runs = []
     for model, tokens in _lens_cases():
         right = lens_loss_helper(model, tokens)

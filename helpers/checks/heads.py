@@ -9,7 +9,7 @@ import math
 import torch
 
 from helpers.checks.attention import python_loop
-from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape,
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, named, expect_real, expect_shape,
                                  number_result, passed)
 from helpers.model import attention as att
 from helpers.model import names
@@ -42,7 +42,7 @@ LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10
 def check_attention_layer(fn) -> bool:
     """fn(x0 (d_model, n), W_Q, W_K, W_V (H, d_head, d_model), W_O (H, d_model, d_head)) -> o (d_model, n),
     the sum of the heads' outputs with the causal mask on."""
-    what = "attention_layer(x0, W_Q, W_K, W_V, W_O)"
+    what = named(fn, "attention_layer", "(x0, W_Q, W_K, W_V, W_O)")
     forbid = ("helpers.model.attention.attention", "helpers.model.attention.concat_output",
                        "helpers.model.attention.single_query", "torch.nn.functional.scaled_dot_product_attention")
     for seed, H, d_head, d_model, n in LAYER_CASES:
@@ -119,13 +119,13 @@ def _near(a: float, b: float) -> bool:
 def check_prob_without_head(fn, model) -> bool:
     """fn(model, ids (n,), h, target) -> p(target) after the last token with head h of the one-layer model
     switched off (o^h := 0, a zero ablation)."""
-    what = "prob_without_head(model, ids, h, target)"
+    what = named(fn, "prob_without_head", "(model, ids, h, target)")
     forbid = ("helpers.interp.ablation.ablated", "helpers.interp.attribution.direct_logit_attribution")
     # the learner's function first: an unfilled copy says "not written yet" whatever `model` is
     call(fn, model, torch.tensor([1, 2, 3]), 0, 0, what=what, forbid=forbid)
     if model is None or not hasattr(model, "run_with_cache"):
         raise ExerciseError(f"{what}: the check needs the trained one-layer model as its second argument: "
-                            "checks.check_prob_without_head(prob_without_head, model).")
+                            f"checks.check_prob_without_head({named(fn, 'prob_without_head')}, model).")
     H, W_U = model.cfg.n_heads, model.unembed.W_U.detach()
     texts = _texts(model.cfg.n_vocab, model.cfg.n_ctx)
     for case, ids in enumerate(texts):
@@ -208,12 +208,12 @@ def check_restored_by_head(fn, model) -> bool:
     the only reader of a head's output. Compared with helpers.interp.patching.restored on random prompt pairs."""
     from helpers.interp.patching import logit_difference, restored
 
-    what = "restored_by_head(model, clean, corrupted, h, right, wrong)"
+    what = named(fn, "restored_by_head", "(model, clean, corrupted, h, right, wrong)")
     # the learner's function first: an unfilled copy says "not written yet" whatever `model` is
     call(fn, model, torch.tensor([1, 2, 3]), torch.tensor([1, 4, 3]), 0, 0, 1, what=what, forbid=PATCHING_HELPERS)
     if model is None or not hasattr(model, "run_with_cache") or model.cfg.n_layers != 1:
         raise ExerciseError(f"{what}: the check needs the trained one-layer model (attn1) as its second argument: "
-                            "checks.check_restored_by_head(restored_by_head, model).")
+                            f"checks.check_restored_by_head({named(fn, 'restored_by_head')}, model).")
     H, V, W_U = model.cfg.n_heads, model.cfg.n_vocab, model.unembed.W_U.detach()
     cases = 0
     for clean, corrupted, at in _prompt_pairs(V, model.cfg.n_ctx):

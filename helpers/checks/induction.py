@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers.checks.base import ExerciseError, call, close, exercise, number_result, passed, tensor_result
+from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
 from helpers.induction import ALPHABET, encode
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
@@ -41,7 +41,7 @@ def check_induction_score(fn) -> bool:
     """fn(A (n_heads, n, n), tokens (n,)) -> (n_heads,): each head's induction score. The helpers that
     compute it (or its key mask) in one call are refused. A mistake is named when it explains the answer on every
     test case (two mistakes can give the same numbers on one case)."""
-    what = "induction_score(A, tokens)"
+    what = named(fn, "induction_score", "(A, tokens)")
     runs = []
     for seed in range(4):
         A, tokens = _case(seed, n_heads=3 + seed % 2, n=12 + seed, n_vocab=5 + 4 * (seed % 2))  # 9: unique tokens
@@ -137,7 +137,7 @@ def check_loss_without(fn) -> bool:
     learner picks the repeat's predictions out of ``per_position_loss`` themselves."""
     from helpers.induction import probe_tokens
 
-    what = "loss_on_repeat_without(model, tokens, heads)"
+    what = named(fn, "loss_on_repeat_without", "(model, tokens, heads)")
     model, long = _random_two_layer_model(), probe_tokens(32, batch=3, seed=2024)
     H = model.cfg.n_heads
     cases = [(long, [])] + [(long, [(layer, h)]) for layer in range(model.cfg.n_layers) for h in range(H)]
@@ -155,7 +155,10 @@ def check_loss_without(fn) -> bool:
         clean = per_position_loss(model, tokens)[:, half:].mean().item()   # (needed only to explain a mistake)
         if heads and abs(out - clean) < 1e-4:
             raise ExerciseError(f"{what} with heads = {heads} gives the *clean* loss {clean:.3f}: the ablation "
-                                "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`.")
+                                "did not take effect. Compute the loss inside `with ablated(model, heads=heads):`. "
+                                f"(The loss is far above ln {model.cfg.n_vocab} = {math.log(model.cfg.n_vocab):.2f}, "
+                                "a uniform guess, because the check's model has random, large weights: its "
+                                "confident guesses are wrong. Only the change an ablation makes matters here.)")
         if abs(out - loss.mean().item()) < 1e-4:
             raise ExerciseError(f"{what} averages the loss over every position ({loss.mean().item():.3f}). Only the "
                                 "predictions made in the second half can copy from the first.")
@@ -233,7 +236,7 @@ def check_confident_mistake(fn, model=None) -> bool:
     p > 0.5, and the mistake must be the induction heads' doing: with them ablated the wrong guess loses its
     confidence. Judged on the shipped ``reference_models()`` (at least ``FOOLED_NEEDED`` of them fooled), so the
     verdict is the same on every machine; ``model`` (the learner's own, trained live) is only reported."""
-    answer = call(fn, what="fooling_sequence()")
+    answer = call(fn, what=named(fn, "fooling_sequence", "()"))
     if not (isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(a, str) for a in answer)):
         raise ExerciseError("fooling_sequence() should return two strings: (text, truth)")
     text, truth = answer

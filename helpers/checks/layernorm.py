@@ -7,8 +7,8 @@ from typing import Callable
 
 import torch
 
-from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, passed,
-                                 tensor_result)
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_real, expect_shape, named,
+                                 passed, tensor_result)
 from helpers.model.layernorm import layer_norm, normalize
 
 
@@ -34,7 +34,7 @@ def check_layer_norm(fn: Callable) -> bool:
     gamma = torch.rand(d_model, generator=g) + 0.5
     beta = torch.randn(d_model, generator=g)
     eps = 1e-5
-    what = "your layer_norm(x, gamma, beta, eps)"
+    what = named(fn, "layer_norm", "(x, gamma, beta, eps)")
     opts = dict(what=what, forbid=_FORBID_NORMALIZE, hints=COLUMN_HINTS)
     out = as_tensor(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, **opts), what)
     expect_shape(out, (d_model, n), what, "LayerNorm keeps the shape of x: one normalised column per position.")
@@ -61,7 +61,8 @@ def check_layer_norm(fn: Callable) -> bool:
                                 "a size or the value of eps written into the code instead of taken from x and eps?")
         # (A column whose entries are all equal, sigma = 0, needs no test of its own: an answer right with eps = 0.01
         # on a column of variance 0.001, just above, has eps inside the square root, and is finite there.)
-        return passed("layer_norm is right: each column gets mean 0 and variance 1, then * gamma + beta.")
+        return passed(f"{named(fn, 'layer_norm')} is right: each column gets mean 0 and variance 1, then * gamma "
+                      "+ beta.")
     col = lambda p: p[:, None]  # noqa: E731
     # typical mistakes, each computed the wrong way and compared
     over_positions = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + eps)
@@ -101,7 +102,7 @@ def check_layer_norm(fn: Callable) -> bool:
 def check_std_after(fn: Callable) -> bool:
     """fn(var, eps) with var a tensor of variances (any shape) -> the standard deviation of normalize(x) for a
     column x of that (biased) variance: sqrt(var / (var + eps)), 0 for a constant column."""
-    what = "your std_after(var, eps)"
+    what = named(fn, "std_after", "(var, eps)")
     opts = dict(what=what, forbid=_FORBID_NORMALIZE,
                 hints={"converted to": "math.sqrt takes one number, and var is a tensor of them: use torch.sqrt "
                                        "(or ** 0.5), which works on every entry."})
@@ -143,8 +144,8 @@ def check_std_after(fn: Callable) -> bool:
                             f"but the normalised column has std {float(want[i]):.4g}. Subtracting the mean leaves "
                             "the std at sqrt(var); dividing by sqrt(var + eps) divides it by that.")
     # (its value at a variance of 12 eps or 1200 eps is what the notebook asks next: not said here)
-    return passed("std_after is right on variances from 0 to 250 with two values of eps, and gives 0, not NaN, for a "
-                  "constant column.")
+    return passed(f"{named(fn, 'std_after')} is right on variances from 0 to 250 with two values of eps, and gives 0, "
+                  "not NaN, for a constant column.")
 
 
 # --- exercise 7.3: the gradient through LayerNorm -------------------------------------------------------
@@ -172,7 +173,7 @@ def check_layer_norm_grad(fn: Callable) -> bool:
     gamma = (torch.rand(d_model, generator=gen) + 0.5).double()
     beta = torch.randn(d_model, generator=gen).double()
     g = torch.randn(d_model, n, generator=gen).double()
-    what = "your layer_norm_grad(x, gamma, eps, g)"
+    what = named(fn, "layer_norm_grad", "(x, gamma, eps, g)")
     opts = dict(what=what, forbid=_FORBID_AUTOGRAD, hints=COLUMN_HINTS)
     out = call(fn, x.clone(), gamma.clone(), eps, g.clone(), **opts)
     got = tensor_result(out, (d_model, n), what, "dL/dx has the shape of x: one column per position.")
@@ -196,8 +197,8 @@ def check_layer_norm_grad(fn: Callable) -> bool:
                                 "matters: " + ("eps is written into the code (1e-5) instead of the eps it is given."
                                                if fixed else "eps is left out of sigma." if none else
                                                "sigma = sqrt(variance + eps), with the eps it is given."))
-        return passed("layer_norm_grad is right, and equals autograd's: dL/dx = (h - mean(h) - x_hat mean(h x_hat)) "
-                      "/ sigma with h = gamma * g, column by column.")
+        return passed(f"{named(fn, 'layer_norm_grad')} is right, and equals autograd's: "
+                      "dL/dx = (h - mean(h) - x_hat mean(h x_hat)) / sigma with h = gamma * g, column by column.")
     mu = x.mean(0, keepdim=True)
     sigma = torch.sqrt(((x - mu) ** 2).mean(0, keepdim=True) + eps)
     x_hat = (x - mu) / sigma

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, passed
+from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, named, expect_shape, passed
 from helpers.model import names
 from helpers.model.mlp import mlp
 
@@ -18,7 +18,7 @@ MLP_CASES = ((6, 4, 16, 3), (61, 5, 7, 2))  # seed, d_model, d_mlp, n: two sizes
 @exercise(answered_by=("helpers.model.mlp.mlp",))
 def check_mlp(fn: Callable) -> bool:
     """fn(x, W_1, b_1, W_2, b_2) with x (d_model, n) -> m (d_model, n)."""
-    what = "your mlp(x, W_1, b_1, W_2, b_2)"
+    what = named(fn, "mlp", "(x, W_1, b_1, W_2, b_2)")
     for case, (seed, d_model, d_mlp, n) in enumerate(MLP_CASES):
         g = torch.Generator().manual_seed(seed)
         x = torch.randn(d_model, n, generator=g)
@@ -73,7 +73,7 @@ def check_mlp(fn: Callable) -> bool:
                             "m = W_2 @ z + b_2[:, None]; the [:, None] turns a bias into a column added to every "
                             "position." + (f" (It was right for the first test, not for d_model {d_model}, d_mlp "
                                            f"{d_mlp}, n {n}: is a size written into the code?)" if case else ""))
-    return passed("mlp is right: z = ReLU(W_1 x + b_1), m = W_2 z + b_2, one position at a time.")
+    return passed(f"{named(fn, 'mlp')} is right: z = ReLU(W_1 x + b_1), m = W_2 z + b_2, one position at a time.")
 
 
 # --- exercise 6.2: the neurons a fact needs ------------------------------------------------------------
@@ -206,7 +206,7 @@ def _name_the_ordering(model, returned: list, what: str) -> None:
 def check_fact_neurons(fn: Callable) -> bool:
     """fn(model, prompt, answer) -> a list of layer-0 hidden neurons; zeroing them must make the model's first
     guess for that prompt wrong, with not many more neurons than ordering them by their direct push needs."""
-    what = "your fact_neurons(model, prompt, answer)"
+    what = named(fn, "fact_neurons", "(model, prompt, answer)")
     try:  # an unfilled answer says so at once, before the check trains its model
         call(fn, None, torch.tensor([0, 1]), 2, what=what)
     except ExerciseError as e:

@@ -7,8 +7,8 @@ import math
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, number_result, passed
-
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_shape, named, number_result,
+                                 passed)
 # counts C[b, a] = how often b follows a; token 3 is never followed by anything
 _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
                    [4.0, 0.0, 1.0, 0.0],
@@ -20,7 +20,7 @@ _C = torch.tensor([[0.0, 2.0, 1.0, 0.0],
 def check_bigram_table(fn) -> bool:
     """``fn(C)`` takes counts C[b, a] (b follows a), shape (n_vocab, n_vocab), and must return
     P with P[:, a] the probability of each next token after a: every seen column sums to 1."""
-    what = "normalize(C)"
+    what = named(fn, "normalize", "(C)")
     out = as_tensor(call(fn, _C.clone(), what=what, forbid=("helpers.ngrams.normalize_columns",)),
                     what)   # (call also refuses an answer that changes C in place)
     expect_shape(out, tuple(_C.shape), what, "The table has one row and one column per token.")
@@ -88,7 +88,7 @@ def _ce(P: torch.Tensor, ids: torch.Tensor) -> float:
 def check_heldout_cross_entropy(fn) -> bool:
     """``fn(P, ids)`` takes a bigram table P (columns: P[:, a] = next-token distribution after a) and a
     token stream, and must return the mean of -ln P[next, previous] over its len(ids) - 1 predictions."""
-    what = "heldout_cross_entropy(P, ids)"
+    what = named(fn, "heldout_cross_entropy", "(P, ids)")
     forbid = ("helpers.ngrams.cross_entropy",)
     P, ids = _random_table(3, 0).float(), torch.tensor([0, 2, 1, 1, 0])
     first = number_result(call(fn, P, ids, what=what, forbid=forbid), what)  # (call: no change to P or ids)
@@ -153,7 +153,7 @@ def check_add_k_loss(fn) -> bool:
     """``fn(train_ids, heldout_ids, n_vocab, k)`` must count bigrams on the training text, smooth them
     with add-k, P[b, a] = (C[b, a] + k) / (sum_b' C[b', a] + k n_vocab), and return the held-out
     cross-entropy of that table (nats per token)."""
-    what = "add_k_loss(train_ids, heldout_ids, n_vocab, k)"
+    what = named(fn, "add_k_loss", "(train_ids, heldout_ids, n_vocab, k)")
     # hidden corpora: a tiny vocabulary, a training text that misses some pairs the held-out text has
     cases = [(_random_ids(4, 30, 10), _random_ids(4, 12, 11), 4, 1.0),
              (_random_ids(6, 50, 12), _random_ids(6, 20, 13), 6, 0.1),

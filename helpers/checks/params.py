@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from helpers.checks.base import ExerciseError, call, exercise, passed
+from helpers.checks.base import ExerciseError, call, exercise, named, passed
 from helpers.model.config import Config
 from helpers.model.params import count_config
 
@@ -22,7 +22,7 @@ COUNTERS = ("helpers.model.params.count_config", "helpers.model.params.count_par
 def check_n_params(fn: Callable) -> bool:
     """fn(cfg: Config) -> int, the number of parameters of Transformer(cfg) (LayerNorm on, MLP on); tried on two
     configs whose numbers all differ, so that a number written into the code shows."""
-    what = "your n_params(cfg)"
+    what = named(fn, "n_params", "(cfg)")
     for i, cfg in enumerate(CONFIGS):
         got = call(fn, cfg, what=what, forbid=COUNTERS)
         try:

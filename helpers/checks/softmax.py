@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, passed, tensor_result
-
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_shape, named, passed,
+                                 tensor_result)
 # the one-call answers: the series' helper and torch's own functions (base.call's profiler does not see
 # the method x.softmax(0): a bound built-in method is a new object at every call)
 SOFTMAXES = ("helpers.softmax.softmax", "torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax",
@@ -17,7 +17,7 @@ SOFTMAXES = ("helpers.softmax.softmax", "torch.softmax", "torch.nn.functional.so
 def check_softmax(fn) -> bool:
     """``fn(x)`` takes logits x of shape (n_vocab, n) — one column per position, as in the post —
     and must return softmax over each column (dim 0), without overflow for large logits."""
-    what = "softmax(x)"
+    what = named(fn, "softmax", "(x)")
     x = torch.tensor([[1.0, 0.0], [2.0, 0.0], [3.0, 5.0]])  # (n_vocab=3, n=2)
     out = as_tensor(call(fn, x.clone(), what=what, forbid=SOFTMAXES), what)
     expect_shape(out, (3, 2), what, "softmax keeps the shape of its input.")
@@ -25,15 +25,15 @@ def check_softmax(fn) -> bool:
     want = torch.softmax(x.double(), dim=0)
     if not close(out, want, atol=1e-5, rtol=1e-5):
         if close(out, torch.softmax(x.double(), dim=1), atol=1e-5, rtol=1e-5):
-            raise ExerciseError("Your softmax normalises each *row*. In the post each column is one "
+            raise ExerciseError(f"Your {named(fn, 'softmax')} normalises each *row*. In the post each column is one "
                                 "position's logits: sum over dim 0 (the n_vocab axis).")
         if close(out, torch.softmax(x.double().flatten(), 0).reshape(3, 2), atol=1e-5, rtol=1e-5):
-            raise ExerciseError("Your softmax normalises over the whole matrix; "
+            raise ExerciseError(f"Your {named(fn, 'softmax')} normalises over the whole matrix; "
                                 "each column should sum to 1 on its own.")
         if close(out, x.double().exp(), atol=1e-5, rtol=1e-5):
             raise ExerciseError("You return exp(x) but forgot to divide by the sum: the entries must sum to 1.")
         if (out < 0).any():
-            raise ExerciseError("softmax must be positive everywhere (exp is never negative).")
+            raise ExerciseError(f"{named(fn, 'softmax')} must be positive everywhere (exp is never negative).")
         raise ExerciseError(f"{what} gave {out.tolist()}, expected {want.tolist()}.")
     big = torch.tensor([[1000.0], [1001.0]])
     out_big = as_tensor(call(fn, big, what=what, forbid=SOFTMAXES), what).double()
@@ -49,13 +49,13 @@ def check_softmax(fn) -> bool:
     out_mixed = out_mixed.double()
     want_mixed = torch.softmax(mixed.double(), 0)
     if not (torch.isfinite(out_mixed).all() and close(out_mixed, want_mixed, atol=1e-4, rtol=1e-5)):
-        raise ExerciseError("For a column of logits around 1000 next to one around -1000, your softmax gives "
-                            f"{out_mixed.tolist()}. Subtract each *column's own* maximum "
+        raise ExerciseError("For a column of logits around 1000 next to one around -1000, your "
+                            f"{named(fn, 'softmax')} gives {out_mixed.tolist()}. Subtract each *column's own* maximum "
                             "(x.max(dim=0, keepdim=True)), not one number for the whole matrix.")
     masked = torch.tensor([[1.0], [2.0], [-float("inf")]])
     out_m = as_tensor(call(fn, masked, what=what, forbid=SOFTMAXES), what).double().flatten()
     if not close(out_m, torch.tensor([0.2689, 0.7311, 0.0], dtype=torch.float64), atol=1e-4, rtol=1e-5):
-        raise ExerciseError("softmax([1, 2, -inf]) should be [0.269, 0.731, 0]: exp(-inf) = 0. "
+        raise ExerciseError(f"{named(fn, 'softmax')}([1, 2, -inf]) should be [0.269, 0.731, 0]: exp(-inf) = 0. "
                             f"Got {out_m.tolist()}.")
     g = torch.Generator().manual_seed(7)
     for shape in ((7, 5), (1, 4), (13, 1)):  # sizes the notebook never uses, one with a single token
@@ -63,6 +63,6 @@ def check_softmax(fn) -> bool:
         out = tensor_result(call(fn, x.clone(), what=what, forbid=SOFTMAXES), shape, what,
                             "softmax keeps the shape of its input.")
         if not close(out, torch.softmax(x.double(), 0), atol=1e-5, rtol=1e-5):
-            raise ExerciseError(f"For random logits of shape {shape} your softmax's columns are wrong "
+            raise ExerciseError(f"For random logits of shape {shape} your {named(fn, 'softmax')}'s columns are wrong "
                                 f"(their sums: {[round(v, 4) for v in out.sum(0).tolist()]}).")
     return passed("Correct: positive, columns sum to 1, and stable for large logits.")

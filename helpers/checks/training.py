@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 from torch.nn import functional as F
 
-from helpers.checks.base import ExerciseError, call, exercise, number_result, passed
+from helpers.checks.base import ExerciseError, call, exercise, named, number_result, passed
 from helpers.model.config import Config
 from helpers.optim import AdamW
 
@@ -55,7 +55,7 @@ class _LossHelperUsed(Exception):
 def check_train_step(fn: Callable) -> bool:
     """fn(model, optimizer, batch) with batch (B, n + 1) token ids: one AdamW step on the mean next-token
     cross-entropy of the batch; returns the loss (a number) computed before the step."""
-    what = "your train_step(model, optimizer, batch)"
+    what = named(fn, "train_step", "(model, optimizer, batch)")
     g = torch.Generator().manual_seed(SEED)
     batches = [torch.randint(CFG.n_vocab, (5, CFG.n_ctx + 1), generator=g) for _ in range(2)]
     mine, opt_mine = _model_and_optimizer()

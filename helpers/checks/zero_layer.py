@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.checks.base import ExerciseError, as_tensor, call, close, exercise, expect_shape, passed, tensor_result
-
+from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, expect_shape, named, passed,
+                                 tensor_result)
 AUTOGRAD = ("torch.autograd.grad", "torch.autograd.backward", "torch.func.grad", "torch.func.vjp")
 ONE_HOT_HINTS = {"must match the size": "If the one-hot targets come from F.one_hot, give it num_classes="
                                         "logits.shape[0] (without it, it makes only max(targets) + 1 classes), and "
@@ -34,7 +34,7 @@ def check_logit_grad(fn) -> bool:
     """``fn(logits, targets)``: logits (n_vocab, n), one column per position; targets (n,) the token that
     really came next at each position. Must return dL/dlogits, shape (n_vocab, n), for
     L = mean over positions of -ln softmax(logits)[target]: (softmax(logits) - one_hot(targets)) / n."""
-    what = "logit_grad(logits, targets)"
+    what = named(fn, "logit_grad", "(logits, targets)")
     g = torch.Generator().manual_seed(3)
     cases = [(torch.randn(4, 4, generator=g), torch.tensor([1, 2, 3, 0])),  # square: rows vs columns shows
              (torch.randn(5, 3, generator=g), torch.tensor([4, 0, 4])),
@@ -134,7 +134,7 @@ def check_train_zero_layer(fn) -> bool:
     """``fn(W_E, W_U, ids, steps, lr)``: W_E (d_model, n_vocab), W_U (n_vocab, d_model), a token stream ids.
     Must run ``steps`` steps of plain full-batch gradient descent (W <- W - lr dL/dW) on the mean
     cross-entropy of predicting ids[j + 1] from softmax(W_U W_E t_j), and return the trained (W_E, W_U)."""
-    what = "train_zero_layer(W_E, W_U, ids, steps, lr)"
+    what = named(fn, "train_zero_layer", "(W_E, W_U, ids, steps, lr)")
     g = torch.Generator().manual_seed(11)
     cases = []
     for n_vocab, d_model, length, steps, lr in ((5, 3, 30, 15, 1.0), (7, 2, 45, 20, 2.0)):
