@@ -154,6 +154,9 @@ def answer_cell(number: str) -> nbformat.NotebookNode:
     s = SOLUTIONS[number]
     code = html.escape(s["code"]).replace("\n", "&#10;")
     return nbformat.v4.new_markdown_cell(
+        '<p class="gt-on-page">On this page the exercise is blank, as every learner starts it, so its check says '
+        '"not written yet". Write it in your own copy of the notebook (<code>bash run.sh lab</code>, Binder or Colab: '
+        'the links under each explorer), where the check runs on your code.</p>'
         f'<details class="gt-answer"><summary>The series\' answer to exercise {number} · {html.escape(s["title"])} '
         f"(try it first: in a notebook, <code>checks.answer(\"{number}\")</code> after an attempt shows the same)"
         f'</summary><pre class="gt-answer-code"><code>{code}</code></pre></details>')
