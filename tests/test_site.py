@@ -255,28 +255,54 @@ def test_landing_page_quotes_readme(built):
         assert ("href", f"{name}.html") in index.links, name
 
 
-def test_explorers_are_static_pictures_with_a_live_line(built):
-    """Every explorer's widget became its picture (a gt-view with content), its caption (the picture's words, the
-    id the picture's aria-describedby names), the values it was drawn for, and the Binder / Colab line."""
+def explorer_problems(name: str, text: str, want: int) -> list[str]:
+    """What is wrong with the static explorers of page ``name`` (its HTML ``text``; ``want`` of them expected): each
+    must show its picture (a gt-view with content), its caption (the picture's words, with the id the picture's
+    aria-describedby names), the values it was drawn for, and the line with Binder and Colab; no widget may be left
+    as its text form (``VBox(children=...``)."""
     repo, ref = repository()
-    total = 0
+    problems = []
+    blocks = re.findall(r'<div class="gt-static-explorer">(.*?)<p class="gt-live">(.*?)</p>', text, re.S)
+    if len(blocks) != want:
+        problems.append(f"{name}: {len(blocks)} explorers, not {want}")
+    if re.search(r"\b(VBox|HBox)\(children=", text):
+        problems.append(f"{name}: a widget shown as its text form")
+    for body, live in blocks:
+        caption = re.search(r'class="gt-caption[^"]*"[^>]*id="([^"]+)"', body)
+        view = re.search(r'<div class="gt-view"[^>]*>(.*)', body, re.S)
+        if not caption or f'aria-describedby="{caption[1]}"' not in body:
+            problems.append(f"{name}: an explorer without its caption tied to the picture")
+        if not view or len(re.sub(r"<[^>]+>", "", view[1])) < 20 and view[1].count("<") < 20:
+            problems.append(f"{name}: an explorer without its picture")
+        if "Explorer, as drawn for:" not in body:
+            problems.append(f"{name}: an explorer without the values it was drawn for")
+        if (html.escape(binder_url(repo, ref, f"{name}.ipynb")) not in live
+                or html.escape(colab_url(repo, ref, f"{name}.ipynb")) not in live or "bash run.sh lab" not in live):
+            problems.append(f"{name}: an explorer without the line on moving it live")
+    return problems
+
+
+def test_explorers_are_static_pictures_with_a_live_line(built):
+    total, problems = 0, []
     for name in NOTEBOOKS:
-        src = (built["src"] / f"{name}.ipynb").read_text(encoding="utf-8")
-        want = src.count('class=\\"gt-static-explorer\\"')
-        text = (built["out"] / f"{name}.html").read_text(encoding="utf-8")
-        blocks = re.findall(r'<div class="gt-static-explorer">(.*?)<p class="gt-live">(.*?)</p>', text, re.S)
-        assert len(blocks) == want, (name, len(blocks), want)
-        for body, live in blocks:
-            caption = re.search(r'class="gt-caption[^"]*"[^>]*id="([^"]+)"', body)
-            assert caption, body[:300]
-            assert f'aria-describedby="{caption[1]}"' in body
-            view = re.search(r'<div class="gt-view"[^>]*>(.*)', body, re.S)
-            assert view and len(view[1]) > 200, body[:300]  # a picture, not an empty box
-            assert "Explorer, as drawn for:" in body
-            assert html.escape(binder_url(repo, ref, f"{name}.ipynb")) in live
-            assert html.escape(colab_url(repo, ref, f"{name}.ipynb")) in live and "bash run.sh lab" in live
+        want = (built["src"] / f"{name}.ipynb").read_text(encoding="utf-8").count('class=\\"gt-static-explorer\\"')
+        problems += explorer_problems(name, (built["out"] / f"{name}.html").read_text(encoding="utf-8"), want)
         total += want
+    assert problems == []
     assert total >= 15, total  # the series has about two explorers a notebook
+
+
+def test_negative_control_explorers(built):
+    """An explorer whose picture is empty, whose live line is gone, or a widget left as text: each is named."""
+    text = (built["out"] / "04_attention_matrix.html").read_text(encoding="utf-8")
+    want = text.count('<div class="gt-static-explorer">')
+    assert explorer_problems("04_attention_matrix", text, want) == []
+    empty = re.sub(r'(<div class="gt-view"[^>]*>).*?(<p class="gt-live">)', r"\1</div>\2", text, count=1, flags=re.S)
+    assert any("without its picture" in p for p in explorer_problems("04_attention_matrix", empty, want))
+    no_line = re.sub(r'<p class="gt-live">.*?</p>', '<p class="gt-live"></p>', text, count=1, flags=re.S)
+    assert any("moving it live" in p for p in explorer_problems("04_attention_matrix", no_line, want))
+    as_text = text.replace("</body>", "<pre>VBox(children=(HBox(children=(IntSlider(</pre></body>")
+    assert any("text form" in p for p in explorer_problems("04_attention_matrix", as_text, want))
 
 
 def test_exercises_blank_with_answers_folded(built):
@@ -382,6 +408,21 @@ def test_every_page_loads(built, chromium, served, origin):
             assert errors == [] and _loaded(page) == [], (path.name, errors, _loaded(page))
         finally:
             page.close()
+
+
+def test_negative_control_a_page_that_does_not_load(built, chromium, tmp_path):
+    """A stylesheet and a script that are missing, planted in a copy of a page, are both caught."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built["out"], copy)
+    page_file = copy / "index.html"
+    text = page_file.read_text(encoding="utf-8")
+    page_file.write_text(text.replace("</head>", '<link rel="stylesheet" href="_static/missing.css">'
+                                      '<script src="_static/missing.js"></script></head>'), encoding="utf-8")
+    page, errors = _open(chromium, page_file.as_uri())
+    try:
+        assert any("missing.css" in e for e in errors) and any("missing.js" in e for e in errors), errors
+    finally:
+        page.close()
 
 
 # Colour contrast is axe's slowest rule by far (23 of 31 s on notebook 10's page on a loaded 2-core machine). It runs
