@@ -69,6 +69,7 @@ SLOW_FILES = {
     "test_model_pin.py",         # every shipped checkpoint, every intervention
     "test_seeds.py",             # notebooks again under other seeds and machine settings
     "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
+    "test_site.py",              # the course site: every learner copy executed, Sphinx, the pages in Chromium
 }
 
 
@@ -93,7 +94,7 @@ def _census_group() -> set[str]:
 
 
 CENSUS_GROUP = _census_group()
-LONGEST_FIRST = ["test_exercises.py", "browser", "test_checks_containers.py", ".ipynb",
+LONGEST_FIRST = ["test_exercises.py", "browser", "test_site.py", "test_checks_containers.py", ".ipynb",
                  "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
                  "test_lab.py"]
 

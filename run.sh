@@ -7,6 +7,7 @@
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
 #   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
+#   bash run.sh site    set up on first use, then build the course site (every notebook, executed) into build/site/
 #   bash run.sh gpt2    set up on first use, then fetch GPT-2 Small's weights and tokenizer (about 550 MB, once)
 #   bash run.sh refresh-notebooks   re-run the notebooks and store their checked outputs (maintainers)
 #   bash run.sh setup   only set up (what the commands above do on first use)
@@ -18,6 +19,9 @@
 # GT_WORK names another folder for the learner's own copies of the notebooks (tools/workspace.py: updates never
 # write over them). GT_THREADS sets torch's thread count (default 1 in tests); GT_WORKERS the number of test
 # processes (default: the CPU count, up to 4).
+#
+# The course site's tools live apart from the learner's environment: Sphinx & co. in .venv-site (GT_SITE_VENV names
+# another folder, site/requirements.txt pins them) and MathJax in site/node_modules (npm); `site` and `test` set them up.
 #
 # Other Pythons: with CI=true, or GT_PYTHONS="3.10 3.13", `bash run.sh test` also prepares an environment
 # for each other supported Python found on the machine, under ${XDG_CACHE_HOME:-~/.cache}/gentle-transformers/
@@ -38,6 +42,8 @@ case "${GT_PYTHON:-}" in */*) GT_PYTHON=$(abspath "$GT_PYTHON") ;; esac
 VENV=${GT_VENV:+$(abspath "$GT_VENV")}
 VENV=${VENV:-.venv}
 PY="$VENV/bin/python"
+SITE_VENV=${GT_SITE_VENV:+$(abspath "$GT_SITE_VENV")}
+SITE_VENV=${SITE_VENV:-.venv-site}
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/gentle-transformers"
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -197,6 +203,42 @@ proxy() {
   fi
 }
 
+# The course site's tools (bash run.sh site; tests/test_site.py): MathJax from npm (site/package-lock.json) into
+# site/node_modules, and site/requirements.txt (Sphinx, MyST-NB, sphinx-book-theme) into their own environment, so
+# the learner's .venv stays lean. Each is redone only when its pins change. Returns 1 after one sentence saying what is
+# missing; `site` then stops, `test` goes on (the site test skips and says why).
+site_tools() {
+  local want v npm_stamp=site/node_modules/.gt-installed stamp="$SITE_VENV/.gt-installed"
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "run.sh: the course site needs npm, for MathJax, and npm is not installed (install Node.js and npm; Debian/Ubuntu: apt install npm)." >&2
+    return 1
+  fi
+  want=$(cat site/package.json site/package-lock.json | sha256 | cut -d' ' -f1)
+  if [ "$(cat "$npm_stamp" 2>/dev/null)" != "$want" ]; then
+    echo "==> Installing MathJax from npm into site/node_modules (the course site's math, copied into its pages)"
+    if ! (cd site && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
+      echo "run.sh: npm ci in site/ failed, so the course site has no MathJax (npm needs the network once; run npm ci in site/ to see why)." >&2
+      return 1
+    fi
+    echo "$want" > "$npm_stamp"
+  fi
+  want=$(sha256 < site/requirements.txt | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ ! -x "$SITE_VENV/bin/sphinx-build" ]; then
+    v=$(py_minor "$PY")
+    if [ "$v" = 3.10 ]; then
+      echo "run.sh: the course site's Sphinx needs Python 3.11 or newer and $VENV is Python 3.10 (GT_PYTHON=python3.11 with another GT_VENV builds it)." >&2
+      return 1
+    fi
+    echo "==> Installing the course site's tools (site/requirements.txt: Sphinx, MyST-NB, sphinx-book-theme) into $SITE_VENV"
+    if ! { "$PY" -m venv --clear "$SITE_VENV" >/dev/null 2>&1 &&
+           "$SITE_VENV/bin/python" -m pip install --quiet -r site/requirements.txt >/dev/null 2>&1; }; then
+      echo "run.sh: the course site's tools could not be installed into $SITE_VENV from site/requirements.txt (pip needs the network once; run it by hand to see why)." >&2
+      return 1
+    fi
+    echo "$want" > "$stamp"
+  fi
+}
+
 # The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
 # GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
 other_pythons() {
@@ -265,6 +307,7 @@ main() {
       setup
       browser
       proxy
+      site_tools || echo "==> The course site's test (tests/test_site.py) will skip and say why"
       other_pythons
       export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
       # pytest-xdist's workers, one torch thread each (the root conftest.py says what runs together); GT_WORKERS=0
@@ -287,6 +330,12 @@ main() {
       browser
       exec "$PY" -m tools.a11y "$@"
       ;;
+    site)
+      setup
+      site_tools || exit 1
+      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      exec "$PY" -m tools.site --sphinx "$SITE_VENV/bin/sphinx-build" "$@"
+      ;;
     gpt2)  # fetch GPT-2 Small's weights and tokenizer ahead of a class (about 550 MB, the Hugging Face cache)
       setup
       exec "$PY" -m helpers.gpt2 "$@"
@@ -304,7 +353,7 @@ main() {
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)
-      echo "usage: bash run.sh [lab|notebook|test|bench|a11y|hub|gpt2|refresh-notebooks|setup]" >&2; exit 2 ;;
+      echo "usage: bash run.sh [lab|notebook|test|bench|a11y|hub|site|gpt2|refresh-notebooks|setup]" >&2; exit 2 ;;
   esac
 }
 
