@@ -88,8 +88,14 @@ def fingerprints(only: list[str] | None = None, tamper=None) -> dict:
                 with patched(model, clean_cache, "x0", positions=[2]):
                     entry["patched x0"] = fingerprint(model(bad))
                 right, wrong = int(logits[0, :, -1].argmax()), int(logits[0, :, -1].argmin())
+                metric = logit_difference(right, wrong)
+                # patch_heads gives fractions of the gap between the clean and the corrupted run, here as small as
+                # 0.003 against a metric of about 20 (one token changed well before the end), so another CPU's
+                # rounding (~1e-5 of a logit) moved a fraction by 1e-3 (an Intel Xeon with AVX-512 FP16,
+                # 2026-12-06). Pinned: each fraction times the gap, the logit difference each patch restores.
+                gap = metric(model(clean)) - metric(model(bad))
                 try:
-                    entry["patch_heads"] = fingerprint(patch_heads(model, clean, bad, logit_difference(right, wrong)))
+                    entry["patch_heads"] = fingerprint(patch_heads(model, clean, bad, metric) * gap)
                 except ValueError:
                     pass
         out[path.stem] = entry
