@@ -1,5 +1,7 @@
 """Notebook 06: the exercise check (right and typical wrong answers), the facts task, the widget."""
 
+import functools
+
 import pytest
 import torch
 
@@ -334,22 +336,30 @@ def _zeroes_W_2(model, prompt, answer):
     return order
 
 
-def _the_same_count_for_every_fact(model, prompt, answer):
-    """The fixed-size mistake: the top k neurons by direct push, one k for every fact, k the most any of the check's
-    facts needs and up, until every fact's set flips it (adding a neuron can un-flip a fact). k comes from the check's
-    own model, which the check trains: on another CPU it is another model, and a k written here (10 was) left a fact
-    unflipped on one of them (an Intel Xeon with AVX-512 FP16, 2026-12-06), where the check rightly said "not
-    enough" instead."""
-    from helpers.checks.mlp import _fact_model, _flipped
+def _top_by_push(model, prompt, answer, k: int) -> torch.Tensor:
+    return _direct_effect(model, model.run_with_cache(prompt)[1][names.key(0, "z")][:, -1], answer) \
+        .argsort(descending=True)[:k]
 
-    def top(m, p, a, k):
-        return _direct_effect(m, m.run_with_cache(p)[1][names.key(0, "z")][:, -1], a).argsort(descending=True)[:k]
+
+@functools.cache
+def _one_count_for_every_fact() -> int:
+    """k for the fixed-size mistake: the most any of the check's facts needs and up, until every fact's top k flips it
+    (adding a neuron can un-flip a fact). It comes from the check's own model, which the check trains: on another CPU
+    it is another model, and a k written here (10 was) left a fact unflipped on one of them (an Intel Xeon with
+    AVX-512 FP16, 2026-12-06), where the check rightly said "not enough" instead. Worked out once (the check puts
+    its model back after every answer)."""
+    from helpers.checks.mlp import _fact_model, _flipped
 
     check_model, _, facts = _fact_model()
     k = max(len(_ordered_until_flip(_direct_effect)(check_model, p, a)) for p, a in facts)
-    while not all(_flipped(check_model, p, a, top(check_model, p, a, k).tolist()) for p, a in facts):
+    while not all(_flipped(check_model, p, a, _top_by_push(check_model, p, a, k).tolist()) for p, a in facts):
         k += 1
-    return top(model, prompt, answer, k).tolist()
+    return k
+
+
+def _the_same_count_for_every_fact(model, prompt, answer):
+    """The fixed-size mistake: the top k neurons by direct push, one k for every fact (_one_count_for_every_fact)."""
+    return _top_by_push(model, prompt, answer, _one_count_for_every_fact()).tolist()
 
 
 def test_fact_neurons_right_answers_pass():
