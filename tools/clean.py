@@ -6,7 +6,12 @@ which nbval would not compare them.
 
 nbval's instructions live in cell tags, which nbval reads as it reads its comment markers, so that the learner never
 sees them: a marker line written in a cell (``# NBVAL_CHECK_OUTPUT``, ``# NBVAL_IGNORE_OUTPUT``, ``# NBVAL_SKIP``,
-``# NBVAL_RAISES_EXCEPTION``) is taken out of its source and becomes the cell's tag (``markers_to_tags``)."""
+``# NBVAL_RAISES_EXCEPTION``) is taken out of its source and becomes the cell's tag (``markers_to_tags``).
+
+A *check cell*, tagged ``check``, holds the asserts that keep a notebook's words true of its numbers (nbval runs them
+on every test run); it sits right after the cell whose results it checks and is kept collapsed
+(``jupyter.source_hidden``, set here from the tag), out of the learner's way: the cells a learner reads compute and
+show. The course site leaves check cells out. Check cells do not count in the checked cells' execution counts."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import nbformat
 COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 MARK = "# NBVAL_CHECK_OUTPUT"  # the comment nbval reads; a committed notebook holds CHECK_TAG instead
 CHECK_TAG = "nbval-check-output"  # the tag that makes nbval compare a cell's output (``--nbval-lax``)
+CHECK_CELL = "check"  # a collapsed cell of asserts after the cell it checks (the module's docstring)
 # nbval's comment markers (nbval/plugin.py's comment_markers) -> the cell tag nbval reads for the same instruction
 # (its metadata_tags: the marker lower-cased with "-" for "_"; "raises-exception" is also JupyterLab's own tag)
 MARKER_TAGS = {
@@ -34,6 +40,11 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 def is_colab_cell(cell) -> bool:
     """The cell at the top of every notebook that installs what Colab lacks (``tools.cloud`` writes it)."""
     return cell.cell_type == "code" and cell.source.startswith(COLAB_HEAD)
+
+
+def is_check_cell(cell) -> bool:
+    """A collapsed cell of asserts that checks the cell above it (tagged ``check``)."""
+    return cell.cell_type == "code" and CHECK_CELL in cell.metadata.get("tags", [])
 
 
 def marker(line: str) -> str | None:
@@ -74,9 +85,11 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     ordinal = 0
     for cell in nb.cells:
         # (the Colab cell, the same in every notebook, is not counted: adding it left every count as it was)
-        ordinal += cell.cell_type == "code" and not is_colab_cell(cell)
+        ordinal += cell.cell_type == "code" and not is_colab_cell(cell) and not is_check_cell(cell)
         markers_to_tags(cell)
         meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
+        if is_check_cell(cell):
+            meta["jupyter"] = {"source_hidden": True}
         if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
             meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
         cell.metadata = meta

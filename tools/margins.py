@@ -4,27 +4,29 @@
     .venv/bin/python -m tools.margins 09 --seeds 40       # one notebook, more seeds
     .venv/bin/python -m tools.margins --jobs 2            # two notebooks' kernels at a time (default: the cores)
 
-A notebook that trains a model (02, 06, 09) asserts numbers that come from that training. A learner's CPU rounds
-the last bit differently from the one the notebook was written on, and training amplifies it, so every learner's
-run is, in effect, another sample of the recipe: a threshold is only safe if it lies beyond what every seed and
-every CPU can give. This tool runs each notebook itself, top to bottom on a fresh kernel, once per seed
-(``GT_SEED``, which ``helpers.setup`` passes on to the notebook's training) under each of ``SETTINGS`` — this
-machine's own and two "other machines" (tests/test_determinism.py's perturbations) — and reads every claim of
-``CLAIMS`` out of the kernel afterwards. The notebook is the recipe: there is no second copy of it here.
+A notebook that trains a model (02, 06, 09; 05 times two products) states its claims with one call each,
+``claim(words, value, op, bound)`` (helpers/plots/claims.py): it checks this run and shows it among the runs
+measured here. A learner's CPU rounds the last bit differently from the one the notebook was written on, and
+training amplifies it, so every learner's run is, in effect, another sample of the recipe: a bound is only safe if it
+lies beyond what every seed and every CPU can give. This tool runs each notebook itself, top to bottom on a fresh
+kernel, once per seed (``GT_SEED``, which ``helpers.setup`` passes on to the notebook's training) under each of
+``SETTINGS`` — this machine's own and two "other machines" (one on AVX2-only code paths) — with
+``GT_CLAIMS_FILE`` set, so that every ``claim`` call appends what it saw (words, value, op, bound) instead of
+raising. The notebook is the recipe and the list of claims: there is no second copy of either here.
 
-It writes docs/margins.md (a table: claim, threshold, min / median / max / standard deviation, headroom) and
-docs/margins.json (every value, and the recipe hash each notebook was measured with). tests/test_margins.py
-checks, cheaply, that the table is current (the recipe hash: the notebook's training and claim cells and the helper
-functions that train), that every threshold here is the notebook's own assert, and that each claim keeps the
-headroom below; the full sweep (about 25 minutes on 2 cores) runs only from here.
+It writes helpers/margins.json (every claim's value in every run, and the recipe hash each notebook was measured
+with; shipped with the helpers, read by the claims the learner sees) and docs/margins.md (a table: claim, bound,
+min / median / max / standard deviation, headroom). tests/test_margins.py checks, cheaply, that the data is current
+(the recipe hash: the notebook's training and claim cells and the helper functions that train), that every claim a
+notebook makes was measured, and that each keeps the headroom below with the bound the notebook has today; the
+full sweep (about an hour on 2 cores) runs only from here.
 
-Headroom, the rule: a claim is OK when its threshold lies beyond the worst value of every run, and at least
-``MIN_SIGMAS`` standard deviations from the median, the deviation measured on the threshold's side only (the
+Headroom, the rule: a claim is OK when its bound lies beyond the worst value of every run, and at least
+``MIN_SIGMAS`` standard deviations from the median, the deviation measured on the bound's side only (the
 root-mean-square distance from the median of the runs on that side: a skewed claim's far tail says nothing about
 crossing). Under a normal approximation that is a crossing rate under 1 in 700 runs: well under 1 in 200, a
-class of 200 laptops. A boolean claim (a guess, a head found) is OK when it
-held in every run. A claim that cannot meet the rule must change (a comparison, a range in the prose), not the
-seed count.
+class of 200 laptops. A yes/no claim is OK when it held in every run. A claim that cannot meet the rule must change
+(a comparison, a claim only measured), not the seed count.
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ import sys
 import time
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+DATA = ROOT / "helpers" / "margins.json"   # shipped with the helpers: the claims the learner sees read it
 MIN_SIGMAS = 3.0
 
 # This machine's settings, and two other machines (as far as one machine can pretend: torch's CPU kernels on another
@@ -60,128 +62,6 @@ SETTINGS: dict[str, dict[str, str]] = {
 PERTURBED = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")  # removed from the environment first
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One live-training claim: ``value`` is a Python expression evaluated in the notebook's kernel after the run;
-    the notebook asserts ``value op threshold`` (``assert_text`` is that assert, as the notebook writes it).
-    op None: not asserted, only measured (a range the prose quotes)."""
-
-    label: str
-    value: str
-    op: str | None = None
-    threshold: float | bool | None = None
-    assert_text: str | None = None
-
-
-# notebook 09 asserts how the induction heads compose with the previous-token head
-COMPOSITION = [
-    Claim("K minus max(Q, V) composition, clearest previous-token head",
-          "min(float(K[prev, h2]) - max(float(Q[prev, h2]), float(V[prev, h2])) for h2 in induction_heads)",
-          ">", 0, "assert float(K[prev, h2]) > max(float(Q[prev, h2]), float(V[prev, h2]))"),
-    Claim("weakest previous-token K minus the other head's strongest",
-          "strongest_K - max(float(K[h, h2]) for h in other_heads for h2 in induction_heads) if other_heads else None",
-          ">", 0, "assert not other_heads or strongest_K > max(float(K[h, h2]) for h in other_heads for h2 in "
-          "induction_heads)"),
-]
-_SETS = "[fact_neurons(mlp_model, prompts[i], int(answers[i])) for i in range(len(answers)) if right[i]]"
-
-CLAIMS: dict[str, list[Claim]] = {
-    "02_zero_layer": [
-        Claim("share of the unigram -> bigram gap closed", "gap_closed", ">", 0.8, "assert gap_closed > 0.8"),
-        Claim("held-out loss minus the unigram's", "ce_zero - ce_unigram", "<", 0, "assert ce_zero < ce_unigram"),
-        Claim("KL(zero-layer) / KL(unigram)", "kl_model / kl_unigram", "<", 1 / 3,
-              "assert 0 < kl_model < kl_unigram / 3"),
-        Claim("d_model sweep: smallest ratio of one KL to the next", "min(a / b for a, b in zip(kls, kls[1:]))",
-              ">", 1, "assert all(a > b for a, b in zip(kls, kls[1:]))"),
-        Claim("d_model sweep: KL at 1 / KL at 64", "kls[0] / kls[-1]", ">", 20, "assert kls[0] > 20 * kls[-1]"),
-    ],
-    "06_mlp": [
-        Claim("attention + MLP: facts right", 'with_mlp["accuracy"]', ">=", 0.8,
-              'assert with_mlp["accuracy"] >= 0.8'),
-        Claim("attention + MLP minus the better attention-only model",
-              'with_mlp["accuracy"] - max(without["accuracy"], wide["accuracy"])', ">", 0,
-              'assert with_mlp["accuracy"] > max(without["accuracy"], wide["accuracy"])'),
-        Claim("attention only: facts right", 'without["accuracy"]', "<=", 0.92,
-              'assert without["accuracy"] <= 0.92 and wide["accuracy"] <= 0.92'),
-        Claim("attention only, wide: facts right", 'wide["accuracy"]', "<=", 0.92,
-              'assert without["accuracy"] <= 0.92 and wide["accuracy"] <= 0.92'),
-        Claim("attention only: loss minus the best constant's", 'without["loss"] - task.best_constant_loss()', "<", 0,
-              'assert without["loss"] < task.best_constant_loss() and wide["loss"] < task.best_constant_loss()'),
-        Claim("wide: loss minus the best constant's", 'wide["loss"] - task.best_constant_loss()', "<", 0,
-              'assert without["loss"] < task.best_constant_loss() and wide["loss"] < task.best_constant_loss()'),
-        Claim("attention only (both): lowest loss of steps 230-299 minus lowest of steps 0-150",
-              'max(min(r["curve"][-8:]) - min(r["curve"][:16]) for r in (without, wide))', "<", 0,
-              'assert all(min(r["curve"][-8:]) < min(r["curve"][:16]) for r in (without, wide))'),
-        Claim("share of (prompt, neuron) pairs with z > 0: above", "fraction", ">", 0.3,
-              "assert 0.3 < fraction < 0.65"),
-        Claim("share of (prompt, neuron) pairs with z > 0: below", "fraction", "<", 0.65,
-              "assert 0.3 < fraction < 0.65"),
-        Claim("median prompts a neuron fires on", "int(fires_on.median())", ">", 64,
-              "assert int(fires_on.median()) > task.n_facts // 4"),
-        Claim("facts surviving their strongest neuron's ablation: above", "kept", ">", 0.35,
-              "assert 0.35 < kept < 0.85"),
-        Claim("facts surviving their strongest neuron's ablation: below", "kept", "<", 0.85,
-              "assert 0.35 < kept < 0.85"),
-        Claim("facts broken by the most needed neuron", "broken_by[worst]", ">=", 10,
-              "assert broken_by[worst] >= 10"),
-        Claim("prompts the explorer's opening neuron fires on", 'explorer.last_state["fires_on"]'),
-        # exercise 6.2's open part, answered in its fold: fact_neurons (the solution) on every fact the model knows
-        Claim("exercise 6.2: median neurons a known fact needs",
-              f"(lambda s: sorted(map(len, s))[len(s) // 2])({_SETS})"),
-        Claim("exercise 6.2: most neurons a known fact needs", f"max(map(len, {_SETS}))"),
-        Claim("exercise 6.2: share of known facts one neuron flips",
-              f"(lambda s: sum(len(x) == 1 for x in s) / len(s))({_SETS})"),
-        Claim("exercise 6.2: share of known facts whose strongest-firing neuron is in the set",
-              "(lambda k: sum(int(strongest[i]) in fact_neurons(mlp_model, prompts[i], int(answers[i])) for i in k)"
-              " / len(k))([i for i in range(len(answers)) if right[i]])"),
-    ],
-    "09_induction_heads": [
-        Claim("first half: probability on characters already seen minus a uniform guess's",
-              "float(on_seen.mean() - uniform.mean())", ">", 0,
-              "assert on_seen.mean() > uniform.mean() and right.mean() < 1 / 64"),
-        Claim("first half: probability of the right character, times 64", "float(right.mean()) * 64", "<", 1,
-              "assert on_seen.mean() > uniform.mean() and right.mean() < 1 / 64"),
-        Claim("step the induction score passed 0.85", "run.formed_at if run.formed_at is not None else 10**9", "<=",
-              1000, "assert run.formed_at is not None and run.formed_at <= 1000"),
-        Claim("step it copied from every position (p(B) > 0.5, k >= 1)",
-              "run.everywhere_at if run.everywhere_at is not None else 10**9", "<=", 1400,
-              "assert run.everywhere_at is not None and run.everywhere_at <= 1400"),
-        Claim("training steps in all", "run.step[-1]"),
-        Claim("training seconds", "run.seconds"),
-        Claim("training loss, first 100 steps", "early", ">", 3.8, "assert early > 3.8 and late < early - 1.5"),
-        Claim("training loss drop (first 100 minus last 20 steps)", "early - late", ">", 1.5,
-              "assert early > 3.8 and late < early - 1.5"),
-        Claim("probe: loss on the first half", "first", ">", 3.5, "assert first > 3.5 and repeat < 0.5"),
-        Claim("probe: loss on the repeat", "repeat", "<", 0.5, "assert first > 3.5 and repeat < 0.5"),
-        Claim("a previous-token head and an induction head found", "bool(previous_heads and induction_heads)",
-              "==", True, "assert previous_heads and induction_heads"),
-        Claim("both layer-1 heads are induction heads", "len(induction_heads) == 2"),
-        Claim("both layer-0 heads are previous-token heads", "len(previous_heads) == 2"),
-        Claim("repeat loss, previous-token head(s) off", "values[1]", ">", 2.5, "assert values[1] > 2.5"),
-        Claim("repeat loss, other layer-0 head off", "values[2] if other_heads else None", "<", 0.8,
-              "assert not other_heads or values[2] < 0.8"),
-        Claim("one induction head off, minus intact", "values[3] - values[0]"),
-        Claim("both layer-1 heads off, minus one", "values[4] - values[3]", ">", 0, "assert values[3] < values[4]"),
-        Claim("repeat loss, both layer-1 heads off", "values[4]", ">", 2.5, "assert values[4] > 2.5"),
-        *COMPOSITION,
-        Claim("repeat loss, previous-token head(s) out of layer 1's keys only", "by_path[\"layer 1's keys\"]", ">", 2.5,
-              "assert by_path[\"layer 1's keys\"] > 2.5"),
-        Claim("queries, values, direct path (alone or all three): most above intact",
-              "max(by_path[p] for p in list(by_path)[1:]) - values[0]", "<", 0.2,
-              "assert max(by_path[p] for p in list(by_path)[1:]) < values[0] + 0.2"),
-        Claim("all three but the keys at once, minus intact", "by_path['queries, values and direct path'] - values[0]"),
-        Claim("segment of 20: loss on the repeat", "on_repeat", "<", 1.5, "assert on_repeat < 1.5"),
-        Claim("copying by position: lowest p(B), k = 1-29", "float(by_k[1:].min())", ">", 0.25,
-              "assert float(by_k[1:].min()) > 0.25"),
-        Claim("copying by position: p(B) at k = 0", "float(by_k[0])"),
-        Claim("copying by position: mean p(B), k = 0-29", "float(by_k.mean())"),
-        Claim("one layer: loss on the repeat", "repeat_1", ">", 2.0, "assert repeat_1 > 2.0 and repeat_1 > 4 * repeat"),
-        Claim("one layer / two layers, loss on the repeat", "repeat_1 / repeat", ">", 4,
-              "assert repeat_1 > 2.0 and repeat_1 > 4 * repeat"),
-        Claim("explorer's guess after 'Mr and Mrs D' is 'u'", "guess == 'u'"),
-    ],
-}
-
 # The helper functions whose code is part of each notebook's recipe (their source goes into the recipe hash).
 RECIPE_FUNCTIONS = {
     "02_zero_layer": ["helpers.train.fresh_model", "helpers.train.train", "helpers.train.fit_to_counts",
@@ -192,7 +72,10 @@ RECIPE_FUNCTIONS = {
                            "helpers.induction.copy_batch", "helpers.induction.copy_loss",
                            "helpers.induction.probe_tokens", "helpers.induction.copy_by_position",
                            "helpers.induction.pair_at", "helpers.optim.AdamW"],
+    "05_multiple_heads": ["helpers.cost.random_results", "helpers.cost.stacked", "helpers.cost.heads_added",
+                          "helpers.cost.time_combining"],
 }
+LIVE = list(RECIPE_FUNCTIONS)   # the notebooks whose claims come from a live run: each states them with claim(...)
 TRAINS = ("fresh_model(", "train(", "train_induction(", "fit_to_counts(", "compare_fact_models(")
 
 
@@ -250,28 +133,46 @@ def _without_drawing(source: str) -> str:
     return "\n".join(line for i, line in enumerate(source.splitlines(), 1) if i not in drop)
 
 
+def _claims_without_bounds(source: str) -> str:
+    """A cell's source with every ``claim(...)`` call cut to its words and value: a bound is checked against the stored
+    values (tests/test_margins.py), so moving one needs no new measurement; the value's expression does."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+
+    class Cut(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "claim":
+                node.args, node.keywords = node.args[:2], [k for k in node.keywords if k.arg == "value"]
+            return node
+
+    return ast.unparse(Cut().visit(tree))
+
+
 def recipe_cells(name: str, notebook: str | None = None) -> list[str]:
     """The code cells that make up a notebook's recipe: the set-up cell, every cell that builds or trains a model,
-    and every cell holding one of its claims' asserts; without their drawing and import statements. ``notebook``:
-    the notebook's text (default: the file as it is now)."""
+    and every cell that states a claim; without their drawing and import statements, and claims without their bounds.
+    ``notebook``: the notebook's text (default: the file as it is now)."""
     import nbformat
 
     nb = nbformat.reads(notebook, as_version=4) if notebook is not None else \
         nbformat.read(notebook_path(name), as_version=4)
-    asserts = {c.assert_text for c in CLAIMS[name] if c.assert_text}
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if "helpers.setup(" in cell.source or any(t in cell.source for t in TRAINS) or \
-                any(a in cell.source for a in asserts):
-            cells.append(_code_without_comments(_without_drawing(cell.source)))
+        if "helpers.setup(" in cell.source or any(t in cell.source for t in TRAINS) or "claim(" in cell.source:
+            cells.append(_code_without_comments(_claims_without_bounds(_without_drawing(cell.source))))
     return cells
 
 
 def recipe_hash(name: str, notebook: str | None = None) -> str:
-    """What a notebook's live claims depend on: its recipe cells, the helper functions that train, the claims
-    (expressions and thresholds) and the settings. A change to any of them needs a new measurement."""
+    """What a notebook's live claims depend on: its recipe cells, the helper functions that train, and the settings.
+    A change to any of them needs a new measurement."""
     import importlib
 
     h = hashlib.sha256()
@@ -280,7 +181,6 @@ def recipe_hash(name: str, notebook: str | None = None) -> str:
     for dotted in RECIPE_FUNCTIONS[name]:
         module, attr = dotted.rsplit(".", 1)
         h.update(_code_without_comments(inspect.getsource(getattr(importlib.import_module(module), attr))).encode())
-    h.update(json.dumps([asdict(c) for c in CLAIMS[name]]).encode())
     h.update(json.dumps(SETTINGS, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -292,107 +192,109 @@ def settings_env(setting: str, seed: int) -> dict[str, str]:
     return env
 
 
-_READ = """
-import json as _json
-def _gt_value(_expr):
-    try:
-        _v = eval(_expr)
-    except Exception as _e:
-        return {"error": f"{type(_e).__name__}: {_e}"}
-    if _v is None:
-        return {"value": None}
-    if isinstance(_v, bool):
-        return {"value": _v}
-    return {"value": float(_v)}
-print("GT_CLAIMS " + _json.dumps({_label: _gt_value(_expr) for _label, _expr in %s}))
-"""
-
-
 def run_once(name: str, seed: int, setting: str, timeout: int = 900) -> dict:
-    """Execute the notebook with ``GT_SEED=seed`` under ``setting`` (errors allowed: a failing assert is recorded,
-    not fatal) and read every claim's value. Returns {"values": {label: value}, "failed_cells": [...], "seconds"}."""
+    """Execute the notebook with ``GT_SEED=seed`` under ``setting`` (errors allowed: a failing cell is recorded, not
+    fatal) with ``GT_CLAIMS_FILE`` set, and read what every ``claim`` call saw. Returns {"claims": {words: {"value",
+    "op", "bound"}}, "failed_cells": [...], "seconds"}."""
     import asyncio
+    import tempfile
 
     import nbformat
     from nbclient import NotebookClient
 
+    from helpers.claims import RECORD
+
     nb = nbformat.read(notebook_path(name), as_version=4)
-    pairs = [(c.label, c.value) for c in CLAIMS[name]]
-    nb.cells.append(nbformat.v4.new_code_cell(_READ % repr(pairs)))
+    # the cells after the last claim (and its check cell) cannot change a claim: they are not run
+    last = max(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and "claim(" in cell.source)
+    while last + 1 < len(nb.cells) and "check" in nb.cells[last + 1].metadata.get("tags", []):
+        last += 1
+    nb.cells = nb.cells[:last + 1]
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(ROOT / "notebooks")}})
-    start = time.perf_counter()
-    with ThreadPoolExecutor(1) as pool:  # (its own event loop, whatever runs in this thread)
-        pool.submit(asyncio.run, client.async_execute(env=settings_env(setting, seed))).result()
-    failed = [i for i, cell in enumerate(nb.cells[:-1]) if cell.cell_type == "code"
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "claims.jsonl"
+        record.touch()
+        env = settings_env(setting, seed) | {RECORD: str(record)}
+        start = time.perf_counter()
+        with ThreadPoolExecutor(1) as pool:  # (its own event loop, whatever runs in this thread)
+            pool.submit(asyncio.run, client.async_execute(env=env)).result()
+        seconds = round(time.perf_counter() - start, 1)
+        lines = record.read_text(encoding="utf-8").splitlines()
+    failed = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
               and any(o.output_type == "error" for o in cell.get("outputs", []))]
-    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
-    line = next((ln for ln in text.splitlines() if ln.startswith("GT_CLAIMS ")), None)
-    if line is None:
-        raise RuntimeError(f"{name} seed {seed} ({setting}): the claims could not be read: {nb.cells[-1].outputs}")
-    raw = json.loads(line[len("GT_CLAIMS "):])
-    return {"values": {k: v.get("value") for k, v in raw.items()},
-            "errors": {k: v["error"] for k, v in raw.items() if "error" in v},
-            "failed_cells": failed, "seconds": round(time.perf_counter() - start, 1)}
+    claims = {}
+    for line in lines:
+        seen = json.loads(line)
+        claims[seen.pop("words")] = seen   # (a claim stated twice, e.g. by a cell run again: the last one counts)
+    return {"claims": claims, "failed_cells": failed, "seconds": seconds}
 
 
-def holds(claim: Claim, value) -> bool | None:
-    if claim.op is None or value is None:
-        return None
-    return {"<": value < claim.threshold, "<=": value <= claim.threshold, ">": value > claim.threshold,
-            ">=": value >= claim.threshold, "==": value == claim.threshold}[claim.op]
+def holds(op: str | None, bound, value) -> bool | None:
+    from helpers.claims import holds as _holds
+
+    return _holds(op, tuple(bound) if isinstance(bound, list) else bound, value)
 
 
-def summarise(claim: Claim, values: list) -> dict:
-    """min / median / max / sd of a claim's values over every run, and its verdict under the headroom rule."""
+def summarise(words: str, op: str | None, bound, values: list) -> dict:
+    """min / median / max / sd of a claim's values over every run, and its verdict under the headroom rule (for
+    'between', the rule on each side)."""
     seen = [v for v in values if v is not None]
-    out = {"label": claim.label, "op": claim.op, "threshold": claim.threshold, "runs": len(seen)}
+    out = {"words": words, "op": op, "bound": bound, "runs": len(seen)}
     if not seen:
         return out | {"verdict": "no value"}
-    if isinstance(seen[0], bool) or claim.op == "==":
-        true = sum(bool(v) for v in seen)
-        verdict = None if claim.op is None else ("OK" if true == len(seen) else "FAILS")
+    if isinstance(seen[0], bool) or op == "==":
+        true = sum(bool(v) for v in seen) if op != "==" else sum(v == bound for v in seen)
+        verdict = None if op is None else ("OK" if true == len(seen) else "FAILS")
         return out | {"true": true, "verdict": verdict}
     lo, mid, hi = min(seen), statistics.median(seen), max(seen)
-    sd = statistics.pstdev(seen)
-    out |= {"min": lo, "median": mid, "max": hi, "sd": sd}
-    if claim.op is None:
+    out |= {"min": lo, "median": mid, "max": hi, "sd": statistics.pstdev(seen)}
+    if op is None:
         return out | {"verdict": None}
-    upper = claim.op in ("<", "<=")  # the threshold is above the values
-    worst = hi if upper else lo
-    margin = (claim.threshold - worst) if upper else (worst - claim.threshold)
-    # the spread on the threshold's side only (a semi-deviation about the median): a skewed claim's far tail, away
-    # from the threshold, says nothing about how often a run crosses it
-    side = [v - mid for v in seen if (v > mid if upper else v < mid)]
-    semi = math.sqrt(sum(d * d for d in side) / len(side)) if side else 0.0
-    out["sd_toward"] = semi
-    sigmas = abs(claim.threshold - mid) / semi if semi > 0 else math.inf
-    beyond = all(holds(claim, v) for v in seen)
-    out |= {"worst": worst, "headroom": margin, "sigmas": sigmas}
-    return out | {"verdict": "OK" if beyond and sigmas >= MIN_SIGMAS else ("TIGHT" if beyond else "FAILS")}
+    sides = [("<", bound[1]), (">", bound[0])] if op == "between" else [(op, bound)]
+    verdicts, margins, sigmas_all, worsts = [], [], [], []
+    for side_op, b in sides:
+        upper = side_op in ("<", "<=")  # the bound is above the values
+        worst = hi if upper else lo
+        # the spread on the bound's side only (a semi-deviation about the median): a skewed claim's far tail, away
+        # from the bound, says nothing about how often a run crosses it
+        side = [v - mid for v in seen if (v > mid if upper else v < mid)]
+        semi = math.sqrt(sum(d * d for d in side) / len(side)) if side else 0.0
+        sigmas = abs(b - mid) / semi if semi > 0 else math.inf
+        beyond = all(holds(side_op, b, v) for v in seen)
+        verdicts.append("OK" if beyond and sigmas >= MIN_SIGMAS else ("TIGHT" if beyond else "FAILS"))
+        margins.append((b - worst) if upper else (worst - b))
+        sigmas_all.append(sigmas)
+        worsts.append(worst)
+    k = min(range(len(sides)), key=lambda i: sigmas_all[i])   # the tighter side speaks for the claim
+    verdict = "FAILS" if "FAILS" in verdicts else ("TIGHT" if "TIGHT" in verdicts else "OK")
+    return out | {"worst": worsts[k], "headroom": margins[k], "sigmas": sigmas_all[k], "verdict": verdict}
 
 
 def _fmt(v) -> str:
     if v is None:
         return ""
+    if isinstance(v, (list, tuple)):
+        return " and ".join(_fmt(x) for x in v)
     if isinstance(v, float) and math.isinf(v):
         return "∞"
     return f"{v:.3g}" if isinstance(v, float) else str(v)
 
 
-def write_table(results: dict) -> None:
-    """docs/margins.md from docs/margins.json's results."""
-    (DOCS / "margins.md").write_text(markdown(results), encoding="utf-8")
+def summaries(r: dict) -> list[dict]:
+    """Every claim of one notebook's measurement, summarised with the bound it was measured with."""
+    return [summarise(words, c["op"], c["bound"], c["values"]) for words, c in r["claims"].items()]
 
 
 def markdown(results: dict) -> str:
     """The text of docs/margins.md for these results."""
     lines = ["# Margins of the live-training claims", "",
              "Written by `python -m tools.margins` (its docstring says how and why); do not edit by hand. Each",
-             "notebook that trains a model ran top to bottom once per seed under each setting; every claim it asserts",
-             "(and a few it only quotes) was read from the kernel. **Headroom rule:** the threshold lies beyond the",
+             "notebook that trains a model ran top to bottom once per seed under each setting; every `claim(...)` it",
+             "makes recorded its value. The notebooks show the same runs beside the learner's own",
+             "(helpers/margins.json). **Headroom rule:** the bound lies beyond the",
              f"worst value seen and at least {MIN_SIGMAS:g} standard deviations from the median (OK), the deviation",
-             "taken on the threshold's side of the median only (σ toward); beyond the worst but closer (TIGHT);",
+             "taken on the bound's side of the median only (σ toward); beyond the worst but closer (TIGHT);",
              "crossed by some run (FAILS). A yes/no claim is OK when it held in every run.",
              "Settings: " + "; ".join(f"{k}: " + ", ".join(f"`{a}={b}`" for a, b in v.items())
                                      for k, v in SETTINGS.items()) + ".", ""]
@@ -404,32 +306,32 @@ def markdown(results: dict) -> str:
         if r["failed_runs"]:
             lines += ["Runs in which a cell failed: " + "; ".join(
                 f"seed {f['seed']} ({f['setting']}): cells {f['cells']}" for f in r["failed_runs"]), ""]
-        lines += ["| claim | asserted | min | median | max | sd | headroom (σ toward, from median) | verdict |",
+        lines += ["| claim | bound | min | median | max | sd | headroom (σ toward, from median) | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
-        for s in r["claims"]:
-            s = s | {"label": s["label"].replace("|", "\\|")}  # (a bar inside a table cell must be escaped)
-            asserted = "" if s["op"] is None else f"{s['op']} {_fmt(s['threshold'])}"
+        for s in summaries(r):
+            s = s | {"words": s["words"].replace("|", "\\|")}  # (a bar inside a table cell must be escaped)
+            bound = "" if s["op"] is None else f"{s['op']} {_fmt(s['bound'])}"
             if "true" in s:
-                lines.append(f"| {s['label']} | {asserted} | | {s['true']} of {s['runs']} runs | | | | "
+                lines.append(f"| {s['words']} | {bound} | | {s['true']} of {s['runs']} runs | | | | "
                              f"{s['verdict'] or 'measured'} |")
             elif "min" in s:
                 room = "" if s["op"] is None else f"{_fmt(s['headroom'])} ({_fmt(s['sigmas'])} σ)"
-                lines.append(f"| {s['label']} | {asserted} | {_fmt(s['min'])} | {_fmt(s['median'])} | "
+                lines.append(f"| {s['words']} | {bound} | {_fmt(s['min'])} | {_fmt(s['median'])} | "
                              f"{_fmt(s['max'])} | {_fmt(s['sd'])} | {room} | {s['verdict'] or 'measured'} |")
             else:
-                lines.append(f"| {s['label']} | {asserted} | | | | | | {s['verdict']} |")
+                lines.append(f"| {s['words']} | {bound} | | | | | | {s['verdict']} |")
         lines.append("")
     return "\n".join(lines)
 
 
 def load() -> dict:
-    """docs/margins.json, its summaries recomputed from the stored values with the current rule."""
-    path = DOCS / "margins.json"
-    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    for name, r in results.items():
-        if name in CLAIMS:
-            r["claims"] = [summarise(c, [v for *_, v in r["values"].get(c.label, [])]) for c in CLAIMS[name]]
-    return results
+    """helpers/margins.json, as stored."""
+    return json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() else {}
+
+
+def _round(v):
+    """A stored value: 6 significant digits are far finer than any run-to-run spread, and keep the file small."""
+    return float(f"{v:.6g}") if isinstance(v, float) else v
 
 
 def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict:
@@ -448,7 +350,12 @@ def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict
                 bad = f", failed cells {out['failed_cells']}" if out["failed_cells"] else ""
                 print(f"  {name} seed {seed:2d} ({setting}): {out['seconds']:.0f} s{bad}  [{len(done)}/{total}]",
                       flush=True)
-    values = {c.label: [out["values"].get(c.label) for _, _, out in done] for c in CLAIMS[name]}
+    words = list(dict.fromkeys(w for *_, out in done for w in out["claims"]))   # in the notebook's order
+    claims = {}
+    for w in words:
+        last = next(out["claims"][w] for *_, out in reversed(done) if w in out["claims"])
+        claims[w] = {"op": last["op"], "bound": last["bound"],
+                     "values": [_round(out["claims"].get(w, {}).get("value")) for *_, out in done]}
     import platform
 
     import torch
@@ -457,100 +364,37 @@ def measure(name: str, seeds: list[int], settings: list[str], jobs: int) -> dict
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__} "
                        f"({torch.backends.cpu.get_cpu_capability()})",
-            "seconds_per_run": statistics.mean(out["seconds"] for *_, out in done),
+            "seconds_per_run": round(statistics.mean(out["seconds"] for *_, out in done), 1),
             "failed_runs": [{"seed": s, "setting": st, "cells": out["failed_cells"]} for s, st, out in done
                             if out["failed_cells"]],
-            "claims": [summarise(c, values[c.label]) for c in CLAIMS[name]],
-            "values": {label: [[s, st, v] for (s, st, _), v in zip(done, vs)] for label, vs in values.items()}}
+            "run_order": [[s, st] for s, st, _ in done],
+            "claims": claims}
 
 
 def _save(results: dict) -> None:
-    ordered = {n: results[n] for n in CLAIMS if n in results}
-    (DOCS / "margins.json").write_text(json.dumps(ordered, indent=1), encoding="utf-8")
-    write_table(ordered)
-
-
-def _git(*args: str) -> str:
-    import subprocess
-
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-
-
-def _same_as(rev: str, names: list[str], results: dict) -> int:
-    """Re-record recipe hashes without runs, only where it is proved that nothing measured changed since ``rev``: the
-    hash stored for the notebook is what ``rev``'s own margins.py computes for ``rev``'s notebook (so ``rev`` is a
-    state that was measured), the training helpers' files are unchanged since ``rev``, and ``rev``'s recipe cells,
-    with this margins.py's rule, equal today's. ``rev``'s claims and settings must equal today's too."""
-    import importlib.util
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        old_path = Path(tmp) / "margins_at_rev.py"
-        old_path.write_text(_git("show", f"{rev}:tools/margins.py"))
-        spec = importlib.util.spec_from_file_location("margins_at_rev", old_path)
-        old = importlib.util.module_from_spec(spec)
-        sys.modules["margins_at_rev"] = old
-        spec.loader.exec_module(old)
-    code = 0
-    for name in names:
-        text = _git("show", f"{rev}:notebooks/{name}.ipynb")
-        old.notebook_path = lambda n, t=text: _text_file(t)   # rev's rule on rev's notebook
-        files = sorted({"helpers/" + d.split(".")[1] + ".py" for d in RECIPE_FUNCTIONS[name]})
-        problems = []
-        if results.get(name, {}).get("recipe_hash") != old.recipe_hash(name):
-            problems.append(f"{rev} is not the state its margins were measured in")
-        if _git("diff", rev, "--", *files).strip():
-            problems.append(f"the training helpers changed since {rev} ({', '.join(files)})")
-        if json.dumps([asdict(c) for c in old.CLAIMS[name]]) != json.dumps([asdict(c) for c in CLAIMS[name]]) or \
-                old.SETTINGS != SETTINGS:
-            problems.append(f"the claims or settings changed since {rev}")
-        if recipe_cells(name, text) != recipe_cells(name):
-            problems.append(f"its recipe cells changed since {rev}")
-        if problems:
-            print(f"{name}: not re-recorded: " + "; ".join(problems))
-            code = 1
-            continue
-        results[name]["recipe_hash"] = recipe_hash(name)
-        print(f"{name}: the recipe measured at {rev} is today's; hash re-recorded ({results[name]['recipe_hash']})")
-    _save(results)
-    return code
-
-
-def _text_file(text: str) -> Path:
-    import tempfile
-
-    f = tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False, encoding="utf-8")
-    f.write(text)
-    f.close()
-    return Path(f.name)
+    ordered = {n: results[n] for n in LIVE if n in results}
+    DATA.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (DOCS / "margins.md").write_text(markdown(ordered), encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("notebooks", nargs="*", help=f"by number or name (default: {', '.join(CLAIMS)})")
+    ap.add_argument("notebooks", nargs="*", help=f"by number or name (default: {', '.join(LIVE)})")
     ap.add_argument("--seeds", type=int, default=20, help="seeds 0 ... N-1 (default 20)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once")
-    ap.add_argument("--check", action="store_true", help="only say whether docs/margins.json is current")
-    ap.add_argument("--rewrite", action="store_true",
-                    help="no runs: rewrite docs/margins.json and .md from the stored values with the current rule")
-    ap.add_argument("--same-as", metavar="REV",
-                    help="no runs: where a notebook's recipe now is the recipe it was measured with at git revision "
-                         "REV (its recipe cells, the training helpers, claims and settings all unchanged), record "
-                         "the recipe hash as it is computed now")
+    ap.add_argument("--check", action="store_true", help="only say whether helpers/margins.json is current")
+    ap.add_argument("--rewrite", action="store_true", help="no runs: rewrite docs/margins.md from the stored values")
     args = ap.parse_args(argv)
-    names = [n for n in CLAIMS if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
+    names = [n for n in LIVE if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
     if not names:
-        print(f"no live-training notebook matches {args.notebooks}; they are {', '.join(CLAIMS)}", file=sys.stderr)
+        print(f"no live-training notebook matches {args.notebooks}; they are {', '.join(LIVE)}", file=sys.stderr)
         return 2
     results = load()
     if args.check:
         stale = [n for n in names if results.get(n, {}).get("recipe_hash") != recipe_hash(n)]
         for n in stale:
-            print(f"{n}: docs/margins.json was measured with another recipe: run `python -m tools.margins {n[:2]}`")
+            print(f"{n}: helpers/margins.json was measured with another recipe: run `python -m tools.margins {n[:2]}`")
         return 1 if stale else 0
-    DOCS.mkdir(exist_ok=True)
-    if args.same_as:
-        return _same_as(args.same_as, names, results)
     if args.rewrite:
         _save(results)
         return 0
@@ -558,9 +402,9 @@ def main(argv: list[str]) -> int:
         print(f"{name}: {args.seeds} seeds x {len(SETTINGS)} settings", flush=True)
         results[name] = measure(name, list(range(args.seeds)), list(SETTINGS), args.jobs)
         _save(results)
-        for s in results[name]["claims"]:
+        for s in summaries(results[name]):
             if s.get("verdict") not in (None, "OK"):
-                print(f"  {s['verdict']}: {s['label']}", flush=True)
+                print(f"  {s['verdict']}: {s['words']}", flush=True)
     return 0
 
 

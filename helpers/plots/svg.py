@@ -216,3 +216,47 @@ def row(*charts: str, gap: int = 24) -> str:
     """Charts side by side (wrapping on a narrow page)."""
     return (f'<div style="display:flex;flex-wrap:wrap;gap:{gap}px;align-items:flex-start">'
             + "".join(f"<div>{c}</div>" for c in charts) + "</div>")
+
+
+def strip(runs: Sequence[float], this: float | None, lo: float, hi: float, bounds: Sequence[float] = (),
+          name: str = "", width: int = 420, fmt=lambda v: signed(v, ".4g")) -> str:
+    """One row of dots: every measured run (blue), this run (an orange diamond, labelled) and the claim's bound(s)
+    (dashed lines), on an axis from ``lo`` to ``hi``. ``name``: the words that carry its data (the caller's sentence),
+    its accessible name."""
+    left, right, top = 14, 14, 22
+    height = top + 40
+    span = (hi - lo) or 1.0
+    pad = 0.04 * span
+    lo, hi = lo - pad, hi + pad
+
+    def x(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * (width - left - right)
+
+    body = []
+    axis_y = top + 22
+    for b in bounds:
+        body.append(f'<line x1="{x(b):.1f}" y1="{top - 10}" x2="{x(b):.1f}" y2="{axis_y}" stroke="{RED}" '
+                    f'stroke-width="1.5" stroke-dasharray="4 3"/>'
+                    f'<text x="{x(b):.1f}" y="{top - 12}" text-anchor="middle" fill="{RED}">bound {fmt(b)}</text>')
+    # the runs: dots on one line, stacked a little where they would overlap, so that a crowd reads as a crowd
+    placed: list[tuple[float, int]] = []
+    for v in sorted(runs):
+        px, level = x(v), 0
+        while any(abs(px - qx) < 4 and ql == level for qx, ql in placed):
+            level += 1
+        placed.append((px, level))
+        cy = axis_y - 6 - 4 * (level % 4)
+        body.append(f'<circle cx="{px:.1f}" cy="{cy}" r="2.6" fill="{BLUE}" fill-opacity="0.7"/>')
+    if this is not None:
+        tx, ty = x(this), axis_y - 10
+        body.append(f'<path d="M{tx:.1f} {ty - 7} L{tx + 6:.1f} {ty} L{tx:.1f} {ty + 7} L{tx - 6:.1f} {ty} Z" '
+                    f'fill="{ORANGE}" stroke="{INK}" stroke-width="1"/>')
+        anchor = "end" if tx > width * 0.8 else ("start" if tx < width * 0.2 else "middle")
+        if not bounds or min(abs(tx - x(b)) for b in bounds) > 40:
+            body.append(f'<text x="{tx:.1f}" y="{top - 12}" text-anchor="{anchor}" fill="{INK}">this run</text>')
+    body.append(f'<line x1="{left}" y1="{axis_y}" x2="{width - right}" y2="{axis_y}" stroke="{AXIS}"/>')
+    for t in ticks(lo, hi, 5):
+        body.append(f'<line x1="{x(t):.1f}" y1="{axis_y}" x2="{x(t):.1f}" y2="{axis_y + 4}" stroke="{AXIS}"/>'
+                    f'<text x="{x(t):.1f}" y="{axis_y + 15}" text-anchor="middle" fill="{AXIS}">'
+                    f'{signed(t, ".4g")}</text>')
+    return _svg(width, height, "", body, name)
