@@ -234,3 +234,46 @@ def test_signed_writes_a_value_that_rounds_to_zero_without_a_minus():
 
     assert [signed(-0.001), signed(-0.0004, "+.3f"), signed(0.0004, "+.3f"), signed(-0.12, "+.3f"), signed(-0.5)] == \
         ["0.00", "+0.000", "+0.000", "−0.120", "−0.50"]
+
+
+def _asserts(source: str) -> list[str]:
+    """The top-level statements of a cell that only check (assert, torch.testing.assert_close, a loop of asserts)."""
+    import ast
+
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return []
+
+    def checks_only(s) -> bool:
+        if isinstance(s, ast.Assert):
+            return True
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            return "assert" in ast.unparse(s.value.func).rsplit(".", 1)[-1]
+        return isinstance(s, ast.For) and all(checks_only(b) for b in s.body)
+
+    return [ast.unparse(s).splitlines()[0] for s in body if checks_only(s)]
+
+
+@pytest.mark.parametrize("path", LEARN, ids=lambda p: p.stem)
+def test_the_cells_a_learner_reads_compute_and_show(path):
+    """A notebook's own asserts (that the numbers above are what its words say) live in check cells, collapsed, right
+    after the cell they check; the cells a learner reads hold none at top level (an assert inside a loop that
+    computes stays: it cannot move without the loop)."""
+    nb = nbformat.read(path, as_version=4)
+    found = [(i, line) for i, cell in enumerate(nb.cells)
+             if cell.cell_type == "code" and not clean.is_check_cell(cell) and "nbgrader" not in cell.metadata
+             for line in _asserts(cell.source)]
+    assert not found, f"{path.name}: asserts in cells a learner reads (move them to a check cell): {found}"
+    for i, cell in enumerate(nb.cells):
+        if clean.is_check_cell(cell):
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, f"{path.name} cell {i}: not collapsed"
+            assert i > 0 and nb.cells[i - 1].cell_type == "code", f"{path.name} cell {i}: a check cell after prose"
+            assert _asserts(cell.source), f"{path.name} cell {i}: a check cell that checks nothing"
+
+
+def test_the_rule_finds_an_assert_in_view():
+    assert _asserts("x = 1\nassert x == 1  # ok\nprint(x)") == ["assert x == 1"]
+    assert _asserts("torch.testing.assert_close(a, b)\nfor h in hs:\n    assert h\n") == \
+        ["torch.testing.assert_close(a, b)", "for h in hs:"]
+    assert _asserts("for h in hs:\n    y = f(h)\n    assert y\n") == []     # a loop that computes: left in place

@@ -32,7 +32,7 @@ OTHER_RUNS = re.compile(r"(?<![−-])\b(\d+|the|those|these|all|many|most|other|
 FIGURE = re.compile(r"(?<![\w.])[−-]?\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%)?(?![\w])")
 # a number that names a thing rather than measures it: a notebook, section, exercise, layer, head, step of a recipe
 NAMES = re.compile(r"\b(notebooks?|sections?|exercises?|layers?|heads?|seeds?|cells?|L|k =|d_\w+ =|n_\w+ =)\s*"
-                   r"[−-]?\d[\d.,]*(\s*(,|and|or|to|–|-)\s*\d[\d.]*)*", re.IGNORECASE)
+                   r"[−-]?\d+(?:,\d{3})*(?:\.\d+)?(\s*(,|and|or|to|–|-)\s*\d[\d.]*)*", re.IGNORECASE)
 
 
 def _sentences(text: str) -> list[str]:
@@ -63,6 +63,7 @@ def shown(name: str) -> str:
 def unbacked(nb, printed: str) -> list[tuple[int, str, str]]:
     """(cell, sentence, figure) for each figure about other runs that no checked output of the notebook shows."""
     found = []
+    digits = re.sub(r"(?<=\d),(?=\d{3})", "", printed.replace("−", "-"))   # 1,000 and 1000 are one figure
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             sentences = _sentences(cell.source)
@@ -74,8 +75,8 @@ def unbacked(nb, printed: str) -> list[tuple[int, str, str]]:
             if not OTHER_RUNS.search(sentence):
                 continue
             for figure in FIGURE.findall(NAMES.sub(" ", sentence)):
-                plain = figure.replace("−", "-").replace(" ", "")
-                if plain.rstrip("%") not in printed:
+                plain = figure.replace("−", "-").replace(" ", "").rstrip("%").replace(",", "")
+                if not re.search(rf"(?<![\d.]){re.escape(plain)}(?![\d])", digits):
                     found.append((index, sentence[:160], figure))
     return found
 

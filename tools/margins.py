@@ -385,7 +385,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--check", action="store_true", help="only say whether helpers/margins.json is current")
     ap.add_argument("--rewrite", action="store_true", help="no runs: rewrite docs/margins.md from the stored values")
     args = ap.parse_args(argv)
-    names = [n for n in LIVE if not args.notebooks or any(n.startswith(a) for a in args.notebooks)]
+    names = list(LIVE) if not args.notebooks else [n for a in args.notebooks for n in LIVE if n.startswith(a)]
     if not names:
         print(f"no live-training notebook matches {args.notebooks}; they are {', '.join(LIVE)}", file=sys.stderr)
         return 2

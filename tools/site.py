@@ -4,7 +4,8 @@
 
 1. Executes every learner copy (``learn/``: the exercises blank) top to bottom on a fresh kernel of this
    environment, one torch thread (nbclient; the widgets' state is kept).
-2. Makes each one a page's notebook (``page_notebook``): the Colab cell dropped (it does nothing outside Colab);
+2. Makes each one a page's notebook (``page_notebook``): the Colab cell dropped (it does nothing outside Colab), and
+   the check cells (asserts kept collapsed in the notebook: tools/clean.py);
    every explorer's live widget replaced by the picture it drew on execution, its caption (the picture's text
    alternative), the control values it was drawn for and one line on how to move it live (``static_explorer``);
    after each exercise's check, the series' answer folded (``<details>``, closed: opened only by a reader who asks).
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.clean import is_colab_cell
+from tools.clean import is_check_cell, is_colab_cell
 from tools.cloud import binder_url, colab_url, repository
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -167,7 +168,7 @@ def page_notebook(nb: nbformat.NotebookNode, notebook: str) -> nbformat.Notebook
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     cells = []
     for cell in nb.cells:
-        if is_colab_cell(cell):
+        if is_colab_cell(cell) or is_check_cell(cell):   # a check cell: asserts, collapsed in the notebook
             continue
         if cell.cell_type == "code":
             cell.metadata.pop("widgets", None)
