@@ -248,7 +248,9 @@ def summarise(words: str, op: str | None, bound, values: list) -> dict:
         verdict = None if op is None else ("OK" if true == len(seen) else "FAILS")
         return out | {"true": true, "verdict": verdict}
     lo, mid, hi = min(seen), statistics.median(seen), max(seen)
-    out |= {"min": lo, "median": mid, "max": hi, "sd": statistics.pstdev(seen)}
+    # (a run that never got there is math.inf: no deviation is finite then, and the claim fails below)
+    sd = statistics.pstdev(seen) if all(math.isfinite(v) for v in seen) else math.inf
+    out |= {"min": lo, "median": mid, "max": hi, "sd": sd}
     if op is None:
         return out | {"verdict": None}
     sides = [("<", bound[1]), (">", bound[0])] if op == "between" else [(op, bound)]
