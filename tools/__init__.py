@@ -5,7 +5,7 @@ notebooks      keep the notebooks clean, refresh their checked outputs, learner 
 clean          what a committed notebook holds (used by notebooks and cloud)
 cloud          the Colab cell, the Binder and Colab links, binder/requirements.txt
 learner_time   the time estimate in each notebook's opening and the README
-margins        live-training claims measured over seeds and machine settings (docs/margins.md)
+margins        live-training claims measured over seeds and machine settings (helpers/margins.json, docs/margins.md)
 train_models   the shipped checkpoints, trained again
 bench          run time, memory and widget latency (``bash run.sh bench``)
 a11y           axe-core over every notebook's outputs (``bash run.sh a11y``)
