@@ -147,10 +147,10 @@ class Evidence:
         lower = sum(r < self.value for r in self.runs)
         higher = sum(r > self.value for r in self.runs)
         if higher == len(self.runs):
-            return "below every measured run"
+            return "below every one of them"
         if lower == len(self.runs):
-            return "above every measured run"
-        return f"within the measured range: {lower} of the {len(self.runs)} runs were lower, {higher} higher"
+            return "above every one of them"
+        return f"within their range: {lower} of them lower, {higher} higher"
 
     def measured_words(self) -> str:
         if not self.is_measured:
@@ -159,9 +159,9 @@ class Evidence:
             return f"it applied in none of the {self.n_runs} measured runs ({self.how})"
         if not self.numeric:
             yes = sum(bool(r) for r in self.runs)
-            return f"yes in {yes} of the {len(self.runs)} measured runs ({self.how})"
+            return f"yes in {yes} of {len(self.runs)} runs ({self.how})"
         skipped = "" if len(self.runs) == self.n_runs else f", {self.n_runs - len(self.runs)} where it did not apply"
-        return f"{self.num(min(self.runs))} to {self.num(max(self.runs))} over {len(self.runs)} measured runs " \
+        return f"{self.num(min(self.runs))} to {self.num(max(self.runs))} over {len(self.runs)} runs " \
                f"({self.how}{skipped})"
 
     def sentence(self) -> str:
@@ -169,13 +169,13 @@ class Evidence:
         mark = {True: "✓ holds", False: "✗ fails", None: "·"}[self.ok]
         this = "does not apply in this run" if self.value is None else f"this run {self.num(self.value)}"
         where = self.position()
-        return f"{mark} — {self.words}: {this} ({self.bound_words()}). Measured: {self.measured_words()}" + \
+        return f"{mark} — {self.words}: {this} ({self.bound_words()}). Measured ahead: {self.measured_words()}" + \
             (f"; this run is {where}." if where else ".")
 
     def problem(self) -> str:
         """What a failed claim tells the learner."""
         return (f"{self.words}: this run gave {self.num(self.value)}, which breaks the notebook's claim "
-                f"({self.bound_words()[len('the claim: '):]}); measured ahead of time: {self.measured_words()}. "
+                f"({self.bound_words()[len('the claim: '):]}); measured ahead: {self.measured_words()}. "
                 "Your machine made a run outside what the series measured: rerun the notebook from the top, and if "
                 "it happens again, tell the series' maintainers the notebook, this claim and your CPU.")
 

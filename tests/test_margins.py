@@ -149,15 +149,15 @@ def test_a_claim_shows_this_run_among_the_measured_runs(measured_claims):
     text = ev.sentence()
     assert ev.ok is True and text.startswith("✓ holds")
     assert "this run 0.121" in text and "< 0.5" in text
-    assert "0.04 to 0.188 over 60 measured runs (20 seeds × 3 CPU settings)" in text
-    assert "33 of the 60 runs were lower, 27 higher" in text   # 0.04 + 0.0025 i < 0.121 for i <= 32
-    assert "below every measured run" in hc.evidence("loss on the repeat", 0.01, "<", 0.5).sentence()
-    assert "above every measured run" in hc.evidence("loss on the repeat", 0.3, "<", 0.5).sentence()
-    assert "yes in 60 of the 60 measured runs" in hc.check("a head found", True, "==", True).sentence()
+    assert "Measured ahead: 0.04 to 0.188 over 60 runs (20 seeds × 3 CPU settings)" in text
+    assert "within their range: 33 of them lower, 27 higher" in text   # 0.04 + 0.0025 i < 0.121 for i <= 32
+    assert "below every one of them" in hc.evidence("loss on the repeat", 0.01, "<", 0.5).sentence()
+    assert "above every one of them" in hc.evidence("loss on the repeat", 0.3, "<", 0.5).sentence()
+    assert "yes in 60 of 60 runs" in hc.check("a head found", True, "==", True).sentence()
     only = hc.check("guess is u", False)
-    assert only.ok is None and "this run no" in only.sentence() and "yes in 57 of the 60" in only.sentence()
+    assert only.ok is None and "this run no" in only.sentence() and "yes in 57 of 60" in only.sentence()
     part = hc.evidence("sometimes", 2.0, ">", 0).sentence()
-    assert "over 50 measured runs" in part and "10 where it did not apply" in part
+    assert "over 50 runs" in part and "10 where it did not apply" in part
 
 
 def test_a_broken_claim_tells_the_learner_what_happened(measured_claims):
@@ -221,10 +221,10 @@ def test_the_claims_picture_carries_its_words_and_every_run(measured_claims):
     assert page.count("<circle") == 60                                  # every measured run, one dot each
     assert "<path" in page and "this run" in page                       # this run's diamond, labelled
     assert "stroke-dasharray" in page and "bound 0.5" in page           # the bound
-    assert 'role="img"' in page and "0.04 to 0.188 over 60 measured runs" in page   # its text alternative
+    assert 'role="img"' in page and "0.04 to 0.188 over 60 runs" in page   # its text alternative
     assert repr(ClaimView(ev)) == ev.sentence()
     flag = ClaimView(hc.evidence("a head found", True, "==", True))._repr_html_()
-    assert "<svg" not in flag and "yes in 60 of the 60" in flag         # a yes/no claim: words alone
+    assert "<svg" not in flag and "yes in 60 of 60" in flag         # a yes/no claim: words alone
     unmeasured = ClaimView(hc.evidence("a new claim", 1.0, ">", 0))._repr_html_()
     assert "<svg" not in unmeasured and "no runs measured" in unmeasured
 

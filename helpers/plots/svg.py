@@ -234,10 +234,15 @@ def strip(runs: Sequence[float], this: float | None, lo: float, hi: float, bound
 
     body = []
     axis_y = top + 22
+
+    def anchor(px: float) -> str:   # labels near an end are written inward, so that none is cut off
+        return "end" if px > width * 0.85 else ("start" if px < width * 0.15 else "middle")
+
     for b in bounds:
         body.append(f'<line x1="{x(b):.1f}" y1="{top - 10}" x2="{x(b):.1f}" y2="{axis_y}" stroke="{RED}" '
                     f'stroke-width="1.5" stroke-dasharray="4 3"/>'
-                    f'<text x="{x(b):.1f}" y="{top - 12}" text-anchor="middle" fill="{RED}">bound {fmt(b)}</text>')
+                    f'<text x="{x(b):.1f}" y="{top - 12}" text-anchor="{anchor(x(b))}" fill="{RED}">'
+                    f'bound {fmt(b)}</text>')
     # the runs: dots on one line, stacked a little where they would overlap, so that a crowd reads as a crowd
     placed: list[tuple[float, int]] = []
     for v in sorted(runs):
@@ -251,12 +256,11 @@ def strip(runs: Sequence[float], this: float | None, lo: float, hi: float, bound
         tx, ty = x(this), axis_y - 10
         body.append(f'<path d="M{tx:.1f} {ty - 7} L{tx + 6:.1f} {ty} L{tx:.1f} {ty + 7} L{tx - 6:.1f} {ty} Z" '
                     f'fill="{ORANGE}" stroke="{INK}" stroke-width="1"/>')
-        anchor = "end" if tx > width * 0.8 else ("start" if tx < width * 0.2 else "middle")
         if not bounds or min(abs(tx - x(b)) for b in bounds) > 40:
-            body.append(f'<text x="{tx:.1f}" y="{top - 12}" text-anchor="{anchor}" fill="{INK}">this run</text>')
+            body.append(f'<text x="{tx:.1f}" y="{top - 12}" text-anchor="{anchor(tx)}" fill="{INK}">this run</text>')
     body.append(f'<line x1="{left}" y1="{axis_y}" x2="{width - right}" y2="{axis_y}" stroke="{AXIS}"/>')
     for t in ticks(lo, hi, 5):
         body.append(f'<line x1="{x(t):.1f}" y1="{axis_y}" x2="{x(t):.1f}" y2="{axis_y + 4}" stroke="{AXIS}"/>'
                     f'<text x="{x(t):.1f}" y="{axis_y + 15}" text-anchor="middle" fill="{AXIS}">'
-                    f'{signed(t, ".4g")}</text>')
+                    f'{fmt(t)}</text>')
     return _svg(width, height, "", body, name)
