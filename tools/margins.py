@@ -305,6 +305,8 @@ def markdown(results: dict) -> str:
                   f"{r['runs']} runs: seeds {r['seeds'][0]}-{r['seeds'][-1]} under {', '.join(r['settings'])}; "
                   f"measured {r['date']} on {r['machine']}; recipe hash `{r['recipe_hash']}`; "
                   f"{r['seconds_per_run']:.0f} s per run.", ""]
+        if r.get("recorded_by"):
+            lines += [f"Recorded by {r['recorded_by']}.", ""]
         if r["failed_runs"]:
             lines += ["Runs in which a cell failed: " + "; ".join(
                 f"seed {f['seed']} ({f['setting']}): cells {f['cells']}" for f in r["failed_runs"]), ""]
