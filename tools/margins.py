@@ -404,7 +404,8 @@ def main(argv: list[str]) -> int:
         return 0
     for name in names:
         print(f"{name}: {args.seeds} seeds x {len(SETTINGS)} settings", flush=True)
-        results[name] = measure(name, list(range(args.seeds)), list(SETTINGS), args.jobs)
+        measured_now = measure(name, list(range(args.seeds)), list(SETTINGS), args.jobs)
+        results = load() | {name: measured_now}   # (the file as it is now: another notebook may have been written)
         _save(results)
         for s in summaries(results[name]):
             if s.get("verdict") not in (None, "OK"):
