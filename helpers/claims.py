@@ -146,11 +146,13 @@ class Evidence:
             return ""
         lower = sum(r < self.value for r in self.runs)
         higher = sum(r > self.value for r in self.runs)
+        same = len(self.runs) - lower - higher
         if higher == len(self.runs):
             return "below every one of them"
         if lower == len(self.runs):
             return "above every one of them"
-        return f"within their range: {lower} of them lower, {higher} higher"
+        return f"within their range: {lower} of them lower, " + (f"{same} the same, " if same else "") + \
+            f"{higher} higher"
 
     def measured_words(self) -> str:
         if not self.is_measured:
@@ -160,7 +162,8 @@ class Evidence:
         if not self.numeric:
             yes = sum(bool(r) for r in self.runs)
             return f"yes in {yes} of {len(self.runs)} runs ({self.how})"
-        skipped = "" if len(self.runs) == self.n_runs else f", {self.n_runs - len(self.runs)} where it did not apply"
+        skipped = "" if len(self.runs) == self.n_runs else \
+            f"; in {self.n_runs - len(self.runs)} more it did not apply, the notebook says when"
         return f"{self.num(min(self.runs))} to {self.num(max(self.runs))} over {len(self.runs)} runs " \
                f"({self.how}{skipped})"
 

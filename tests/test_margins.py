@@ -157,7 +157,9 @@ def test_a_claim_shows_this_run_among_the_measured_runs(measured_claims):
     only = hc.check("guess is u", False)
     assert only.ok is None and "this run no" in only.sentence() and "yes in 57 of 60" in only.sentence()
     part = hc.evidence("sometimes", 2.0, ">", 0).sentence()
-    assert "over 50 runs" in part and "10 where it did not apply" in part
+    assert "over 50 runs" in part and "in 10 more it did not apply" in part
+    tie = hc.evidence("loss on the repeat", 0.04 + 0.0025 * 4, "<", 0.5).sentence()
+    assert "4 of them lower, 1 the same, 55 higher" in tie
 
 
 def test_a_broken_claim_tells_the_learner_what_happened(measured_claims):
