@@ -2,11 +2,13 @@
 it: headless Chromium from the file system (file://) and from a static server on 127.0.0.1.
 
 Checked: every page loads with its styles and scripts and no error; every internal link and anchor resolves; every
-image carries its text alternative; axe-core finds no critical or serious violation; MathJax typesets the math from
-the site's own copy; each explorer shows the picture it drew, with its caption and how to move it live; the exercises
-are blank with the series' answers folded (closed); search finds a page; the landing page quotes README; nothing is
-fetched from the network (the build ran under the suite's offline guard, the browser has a dead proxy). Negative
-controls show that the link, alt, axe, math and answer checks can fail.
+image carries its text alternative; axe-core finds no violation of moderate impact or worse; every page fits a phone's
+390 px; from the keyboard every tab stop has a name and shows its focus; MathJax typesets the math from the site's own
+copy; each explorer shows the picture it drew, with its caption and how to move it live; the exercises are blank with
+the series' answers folded (closed), and no shipped file holds an answer outside its fold; nothing but what a reader
+needs is shipped (no build cache or template), with a favicon; search finds a page; the landing page quotes README;
+nothing is fetched from the network (the build ran under the suite's offline guard, the browser has a dead proxy).
+Negative controls show that the link, alt, axe, width, keyboard, math, answer and shipping checks can fail.
 
 Skips at once, with the reason, when the site's tools are not installed (``bash run.sh test`` installs them: Sphinx
 &c. in .venv-site, MathJax in site/node_modules) or Chromium is missing. While working on these tests,
@@ -350,7 +352,8 @@ def not_for_readers(out: Path) -> list[str]:
     """What the built site holds that no reader needs: Sphinx's cache (.doctrees) and build record (.buildinfo), the
     themes' unrendered template files (Jinja in an .html file), an empty folder."""
     found = [str(p.relative_to(out)) for p in out.rglob("*") if p.name in (".doctrees", ".buildinfo")]
-    found += [str(p.relative_to(out)) for p in out.rglob("*.html") if "{%" in p.read_text(encoding="utf-8", errors="replace")]
+    found += [str(p.relative_to(out)) for p in out.rglob("*.html")
+              if "{%" in p.read_text(encoding="utf-8", errors="replace")]
     found += [str(p.relative_to(out)) for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())]
     return found
 
@@ -597,7 +600,8 @@ FOCUSED_JS = """() => {
     const s = getComputedStyle(e), r = e.getBoundingClientRect();
     const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
     const shadow = s.boxShadow !== 'none' && !/^rgba\\([^)]*, 0\\) 0px 0px 0px 0px$/.test(s.boxShadow);
-    const kind = e.tagName.toLowerCase() + [...e.classList].filter(c => !/^(active|current)$/.test(c)).map(c => '.' + c).join('');
+    const kind = e.tagName.toLowerCase()
+        + [...e.classList].filter(c => !/^(active|current)$/.test(c)).map(c => '.' + c).join('');
     return {kind, ring: outline || shadow, box: [r.x, r.y, r.width, r.height],
             text: (e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 60)};
 }"""

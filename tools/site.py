@@ -259,7 +259,8 @@ def not_for_readers(out: Path) -> list[Path]:
     files, copied into _static as they are (unrendered: an HTML page whose links go nowhere), and the empty folder
     of page sources (there are none: html_copy_source is off)."""
     found = [out / ".buildinfo"] if (out / ".buildinfo").exists() else []
-    found += [p for p in sorted((out / "_static").rglob("*.html")) if "{%" in p.read_text(encoding="utf-8", errors="replace")]
+    found += [p for p in sorted((out / "_static").rglob("*.html"))
+              if "{%" in p.read_text(encoding="utf-8", errors="replace")]
     return found + [p for p in [out / "_sources"] if p.is_dir() and not any(p.iterdir())]
 
 
