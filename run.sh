@@ -296,6 +296,9 @@ main() {
       # the learner's own copies (exercises blank), brought up to date without writing over their work
       work=$(abspath "${GT_WORK:-$ROOT/work}")
       "$PY" -m tools.workspace "$work" || exit 1
+      # the series' own Jupyter settings, added to any of the user's (jupyter-config/: JupyterLab's announcements
+      # switched off, so no prompt about Jupyter's news, nor about a newer JupyterLab, over the first notebook)
+      export JUPYTER_CONFIG_PATH="$ROOT/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
       extra=()
       if [ "$(id -u)" = 0 ] && [[ " $* " != *" --allow-root "* ]]; then
         echo "==> You are root: adding --allow-root (Jupyter refuses to start as root without it)"

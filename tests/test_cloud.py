@@ -237,3 +237,24 @@ def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
     assert Path(seen["helpers"]).is_relative_to(site), "the installed copy, not the clone, was imported"
     assert seen["dir"] == str(site / "helpers" / "checkpoints")
     assert seen["names"] == shipped and seen["model"] == "Transformer" and seen["d_model"] > 0
+
+
+def test_binder_start_applies_the_series_jupyter_settings_as_run_sh_lab_does(tmp_path):
+    """repo2docker runs binder/start before Jupyter: it puts the repository's jupyter-config/ (JupyterLab's
+    announcements off: no question about Jupyter's news over the first notebook) on JUPYTER_CONFIG_PATH, ahead of
+    any path already there, then runs the command it was given; run.sh lab does the same."""
+    start = ROOT / "binder" / "start"
+    assert os.access(start, os.X_OK), "repo2docker runs binder/start only if it is executable"
+    mode = subprocess.run(["git", "ls-files", "-s", "binder/start"], cwd=ROOT, capture_output=True, text=True)
+    if mode.stdout:
+        assert mode.stdout.startswith("100755"), mode.stdout
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
+    for before, want in ((None, str(ROOT / "jupyter-config")),
+                         ("/srv/conf", f"{ROOT / 'jupyter-config'}:/srv/conf")):
+        out = subprocess.run([str(start), "sh", "-c", 'echo "$JUPYTER_CONFIG_PATH"'], cwd=tmp_path,
+                             env=env | ({"JUPYTER_CONFIG_PATH": before} if before else {}),
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0 and out.stdout.strip() == want, out
+    page_config = json.loads((ROOT / "jupyter-config" / "labconfig" / "page_config.json").read_text())
+    assert page_config == {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
+    assert 'JUPYTER_CONFIG_PATH="$ROOT/jupyter-config' in (ROOT / "run.sh").read_text()

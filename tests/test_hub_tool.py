@@ -5,6 +5,7 @@ The hub itself, with three students in Chromium, is tests/browser/test_hub.py.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -55,6 +56,10 @@ def test_config_serves_the_learners_safely(tmp_path):
     assert any(s["name"] == "idle-culler" and f"--timeout={hub.CULL_SERVERS_S}" in s["command"]
                for s in conf["JupyterHub.services"])
     assert conf["Spawner.environment"]["GIT_CONFIG_GLOBAL"] == str(tmp_path / "gitconfig")
+    # every user's JupyterLab has the series' settings, as bash run.sh lab's has (no news question)
+    config_path = Path(conf["Spawner.environment"]["JUPYTER_CONFIG_PATH"])
+    page_config = json.loads((config_path / "labconfig" / "page_config.json").read_text())
+    assert page_config["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True
     assert conf["Spawner.cmd"][0].endswith("jupyterhub-singleuser")
 
 

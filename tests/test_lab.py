@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -24,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "learn/01_bigrams.ipynb"  # what the learner's workspace is made from
 START_TIMEOUT = 120  # s; JupyterLab answers in 3-5 s on a quiet machine, much later on a busy one
+ANNOUNCEMENTS = "@jupyterlab/apputils-extension:announcements"  # the plugin that asks, and checks for updates
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy for 127.0.0.1
 
 
@@ -133,5 +135,10 @@ def test_run_sh_lab_starts_jupyterlab_and_serves_notebook_01(lab_server):
     page = f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}"
     status, body = get(page, token)
     assert status == 200 and (b"JupyterLab" in body if app == "lab" else b"Jupyter Notebook" in body), page
+    # the series' own Jupyter settings are applied: JupyterLab's announcements, which ask about Jupyter's news over
+    # the first notebook, are off (tests/browser/test_first_command.py looks at the screen itself)
+    config = json.loads(re.search(rb'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                  body, re.S)[1])
+    assert ANNOUNCEMENTS in config["disabledExtensions"], config["disabledExtensions"]
     status, _ = get(f"{url}/api/contents/{name}", "wrong-token")
     assert status == 403, "the server must want its token"

@@ -2,11 +2,13 @@
 it: headless Chromium from the file system (file://) and from a static server on 127.0.0.1.
 
 Checked: every page loads with its styles and scripts and no error; every internal link and anchor resolves; every
-image carries its text alternative; axe-core finds no critical or serious violation; MathJax typesets the math from
-the site's own copy; each explorer shows the picture it drew, with its caption and how to move it live; the exercises
-are blank with the series' answers folded (closed); search finds a page; the landing page quotes README; nothing is
-fetched from the network (the build ran under the suite's offline guard, the browser has a dead proxy). Negative
-controls show that the link, alt, axe, math and answer checks can fail.
+image carries its text alternative; axe-core finds no violation of moderate impact or worse; every page fits a phone's
+390 px; from the keyboard every tab stop has a name and shows its focus; MathJax typesets the math from the site's own
+copy; each explorer shows the picture it drew, with its caption and how to move it live; the exercises are blank with
+the series' answers folded (closed), and no shipped file holds an answer outside its fold; nothing but what a reader
+needs is shipped (no build cache or template), with a favicon; search finds a page; the landing page quotes README;
+nothing is fetched from the network (the build ran under the suite's offline guard, the browser has a dead proxy).
+Negative controls show that the link, alt, axe, width, keyboard, math, answer and shipping checks can fail.
 
 Skips at once, with the reason, when the site's tools are not installed (``bash run.sh test`` installs them: Sphinx
 &c. in .venv-site, MathJax in site/node_modules) or Chromium is missing. While working on these tests,
@@ -346,6 +348,91 @@ def test_negative_control_an_open_answer_is_caught(built, tmp_path):
     assert words(line) in words("".join(p.outside_details))
 
 
+def not_for_readers(out: Path) -> list[str]:
+    """What the built site holds that no reader needs: Sphinx's cache (.doctrees) and build record (.buildinfo), the
+    themes' unrendered template files (Jinja in an .html file), an empty folder."""
+    found = [str(p.relative_to(out)) for p in out.rglob("*") if p.name in (".doctrees", ".buildinfo")]
+    found += [str(p.relative_to(out)) for p in out.rglob("*.html")
+              if "{%" in p.read_text(encoding="utf-8", errors="replace")]
+    found += [str(p.relative_to(out)) for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())]
+    return found
+
+
+CLOSED_FOLD = re.compile(r"<details\b(?![^>]*\bopen\b)[^>]*>.*?</details>", re.S)
+
+
+@functools.lru_cache(maxsize=1)
+def answer_lines() -> tuple[tuple[str, str], ...]:
+    """(exercise, line) for each telling line of the series' answers: longer than 25 characters, not a def or return
+    line, and held by no learner copy (the pages show the learner copies)."""
+    from helpers.checks.solutions import SOLUTIONS
+
+    learner = " ".join(words(" ".join("".join(c["source"]) for c in json.loads(p.read_text(encoding="utf-8"))["cells"]))
+                       for p in sorted((ROOT / "learn").glob("*.ipynb")))
+    lines = []
+    for number, s in SOLUTIONS.items():
+        for line in s["code"].splitlines():
+            line = line.split("  #")[0].strip()
+            if len(line) > 25 and not line.startswith(("def ", "return ")) and words(line) not in learner:
+                lines.append((number, line))
+    return tuple(lines)
+
+
+def answers_outside_folds(out: Path) -> list[str]:
+    """Every shipped file that holds one of the ``answer_lines`` outside a closed <details>: a page's text and markup
+    with its closed folds taken out; any other file (scripts, the search index, data, images) whole, since only a page
+    can fold anything."""
+    lines = answer_lines()
+    found = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        raw = path.read_bytes().decode("utf-8", errors="replace")
+        if path.suffix == ".html":
+            page = Page()
+            page.feed(CLOSED_FOLD.sub("", raw))
+            texts = [CLOSED_FOLD.sub("", raw), words("".join(page.outside_details))]
+        else:
+            texts = [raw]
+        texts += [html.unescape(texts[0]), texts[0].replace('\\"', '"')]
+        for number, line in lines:
+            if any(needle in t for t in texts for needle in {line, words(line)}):
+                found.append(f"{path.relative_to(out)}: exercise {number}'s answer: {line}")
+    return found
+
+
+def test_only_what_a_reader_needs_is_shipped(built):
+    """No build cache, build record, template file or empty folder in the site (the cache held every answer)."""
+    out = built["out"]
+    assert not_for_readers(out) == []
+    assert not (out / ".doctrees").exists() and not (out / ".buildinfo").exists()
+
+
+def test_no_answer_outside_its_fold_in_any_shipped_file(built):
+    found = answers_outside_folds(built["out"])
+    assert found == [], found[:10]
+
+
+def test_negative_control_what_is_not_for_readers_is_caught(built, tmp_path):
+    """A Sphinx cache holding an answer, a build record, a theme's template and an empty folder, planted in a copy of
+    the site, are each named; so is an answer in a script, or in a page outside its fold."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built["out"], copy, ignore=shutil.ignore_patterns("mathjax", "_images"))
+    line = next(line for _, line in answer_lines() if '"' in line)  # (one that a page, a script, the cache escape)
+    (copy / ".doctrees").mkdir()
+    (copy / ".doctrees" / "04_attention_matrix.doctree").write_bytes(b"\x80\x04" + html.escape(line).encode())
+    (copy / ".buildinfo").write_text("# Sphinx build info version 1\n")
+    (copy / "_static" / "webpack-macros.html").write_text("{% macro head_pre_assets() %}{% endmacro %}")
+    (copy / "_sources").mkdir(exist_ok=True)
+    (copy / "_static" / "leak.js").write_text(f"var x = {json.dumps(line)};")
+    page = copy / "01_bigrams.html"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", f'<p>{html.escape(line)}</p><details class="gt-answer" open>{html.escape(line)}</details></body>'),
+        encoding="utf-8")
+    assert set(not_for_readers(copy)) >= {".doctrees", ".buildinfo", "_static/webpack-macros.html", "_sources"}
+    found = answers_outside_folds(copy)
+    for name in (".doctrees/04_attention_matrix.doctree", "_static/leak.js", "01_bigrams.html"):
+        assert any(f.startswith(name + ":") for f in found), (name, found)
+
+
 # --- in the browser -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chromium(built):
@@ -375,9 +462,12 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def _open(ctx, url: str):
-    """A page at ``url`` once loaded and MathJax is done: (page, errors: scripts' errors and failed requests)."""
+def _open(ctx, url: str, viewport: dict | None = None):
+    """A page at ``url`` once loaded and MathJax is done: (page, errors: scripts' errors and failed requests), in
+    ``viewport`` (width and height) if given."""
     page = ctx.new_page()
+    if viewport:
+        page.set_viewport_size(viewport)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(f"error: {e}"))
     page.on("requestfailed", lambda r: errors.append(f"failed: {r.url} {r.failure}"))
@@ -441,10 +531,10 @@ def _axe(page, contrast: bool = True) -> list[str]:
     options = {"resultTypes": ["violations"]} | ({} if contrast else {"rules": {"color-contrast": {"enabled": False}}})
     result = page.evaluate("(options) => axe.run(document, options)", options)
     return [f"{v['impact']}: {v['id']} x{len(v['nodes'])} ({v['help']}; e.g. {v['nodes'][0]['target']})"
-            for v in result["violations"] if v["impact"] in ("critical", "serious")]
+            for v in result["violations"] if v["impact"] in ("critical", "serious", "moderate")]
 
 
-def test_axe_no_critical_or_serious(built, chromium):
+def test_axe_nothing_moderate_or_worse(built, chromium):
     found = {}
     for path in pages(built["out"]):
         page, _ = _open(chromium, path.as_uri())
@@ -467,6 +557,167 @@ def test_axe_negative_control(built, chromium):
         assert any("image-alt" in v for v in found) and any("color-contrast" in v for v in found), found
     finally:
         page.close()
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _wider_than(page, width: int) -> int | None:
+    """The page's width when it is wider than ``width`` (the reader would scroll sideways), else None."""
+    scroll = page.evaluate("() => document.scrollingElement.scrollWidth")
+    return scroll if scroll > width else None
+
+
+def test_no_page_wider_than_a_phone(built, chromium):
+    """Every page in a 390 x 844 viewport (a phone) is at most 390 px wide: long inline code breaks, tables and wide
+    code or formulas scroll in their own box. A page with a long unbreakable word planted is caught."""
+    found = {}
+    for path in pages(built["out"]):
+        page, _ = _open(chromium, path.as_uri(), PHONE)
+        try:
+            wide = _wider_than(page, PHONE["width"])
+            if wide:
+                found[path.name] = wide
+        finally:
+            page.close()
+    assert found == {}, found
+    page, _ = _open(chromium, (built["out"] / "index.html").as_uri(), PHONE)
+    try:
+        page.evaluate("() => { const p = document.createElement('p'); p.style.whiteSpace = 'nowrap';"
+                      " p.textContent = 'torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)';"
+                      " document.querySelector('main').append(p); }")
+        assert _wider_than(page, PHONE["width"])
+    finally:
+        page.close()
+
+
+# Tab through a page as a keyboard does; for each element that takes the focus: its accessible name (Chromium's own,
+# through the DevTools protocol) and whether a focus ring is drawn (an outline or a box-shadow in its computed style)
+FOCUSED_JS = """() => {
+    const e = document.activeElement;
+    if (!e || e === document.body || e === document.documentElement) return null;
+    e.setAttribute('data-gt-focused', '');
+    const s = getComputedStyle(e), r = e.getBoundingClientRect();
+    const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0;
+    const shadow = s.boxShadow !== 'none' && !/^rgba\\([^)]*, 0\\) 0px 0px 0px 0px$/.test(s.boxShadow);
+    const kind = e.tagName.toLowerCase()
+        + [...e.classList].filter(c => !/^(active|current)$/.test(c)).map(c => '.' + c).join('');
+    return {kind, ring: outline || shadow, box: [r.x, r.y, r.width, r.height],
+            text: (e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 60)};
+}"""
+
+
+def _focus_name(cdp) -> str:
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "[data-gt-focused]"})["nodeId"]
+    ax = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node, "fetchRelatives": False})["nodes"]
+    return (ax[0].get("name") or {}).get("value", "").strip() if ax else ""
+
+
+def _ring_painted(page) -> bool:
+    """Whether the focused element looks different from the same element blurred (the pixels around it, each taken
+    once the theme's transitions are over)."""
+    page.wait_for_timeout(300)
+    x, y, w, h = page.evaluate("() => { const r = document.activeElement.getBoundingClientRect();"
+                               " return [r.x, r.y, r.width, r.height]; }")
+    vw, vh = page.viewport_size["width"], page.viewport_size["height"]
+    clip = {"x": max(0, x - 8), "y": max(0, y - 8)}
+    clip |= {"width": min(vw, x + w + 8) - clip["x"], "height": min(vh, y + h + 8) - clip["y"]}
+    if clip["width"] <= 0 or clip["height"] <= 0:
+        return False
+    focused = page.screenshot(clip=clip)
+    page.evaluate("() => document.activeElement.blur()")
+    page.wait_for_timeout(300)
+    blurred = page.screenshot(clip=clip)
+    page.evaluate("() => document.querySelector('[data-gt-focused]').focus()")
+    return focused != blurred
+
+
+def tab_problems(ctx, page, seen_kinds: set | None = None, limit: int = 600) -> list[str]:
+    """Every tab stop of ``page`` from its top: those without an accessible name, or without a visible focus ring
+    (a computed outline or box-shadow for every one; for the first of each kind, by tag and classes, not in
+    ``seen_kinds``, the pixels around it must change too)."""
+    cdp = ctx.new_cdp_session(page)
+    problems, first = [], None
+    seen_kinds = set() if seen_kinds is None else seen_kinds
+    try:
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            f = page.evaluate(FOCUSED_JS)
+            if f is None:
+                break
+            name = _focus_name(cdp)
+            key = (f["kind"], tuple(round(v) for v in f["box"]), name)
+            if key == first:  # round the page and back to its first stop
+                page.evaluate("() => document.querySelector('[data-gt-focused]').removeAttribute('data-gt-focused')")
+                break
+            first = first or key
+            if not name:
+                problems.append(f"{f['kind']} ({f['text']!r}): no accessible name")
+            if not f["ring"]:
+                problems.append(f"{f['kind']} ({f['text']!r}): no focus ring (outline and box-shadow none)")
+            elif f["kind"] not in seen_kinds and not _ring_painted(page):
+                problems.append(f"{f['kind']} ({f['text']!r}): its focus ring is not seen")
+            seen_kinds.add(f["kind"])
+            page.evaluate("() => document.querySelector('[data-gt-focused]').removeAttribute('data-gt-focused')")
+    finally:
+        cdp.detach()
+    return problems
+
+
+@pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])
+def test_every_tab_stop_named_and_its_focus_seen(built, chromium, viewport):
+    """The keyboard alone, on every page (the theme's, the landing page's and search's controls, code, answers,
+    explorers, formulas): each tab stop has an accessible name and shows where the focus is."""
+    found, kinds = {}, set()
+    for path in pages(built["out"]):
+        page, _ = _open(chromium, path.as_uri(), viewport)
+        try:
+            problems = tab_problems(chromium, page, kinds)
+            if problems:
+                found[path.name] = problems
+        finally:
+            page.close()
+    assert found == {}, json.dumps(found, indent=1)
+
+
+def test_negative_control_tab_stops(built, chromium):
+    """An unnamed tab stop, a button without a focus ring and one whose ring is clipped away are each caught."""
+    page, _ = _open(chromium, (built["out"] / "index.html").as_uri())
+    try:
+        page.evaluate("""() => {
+            const main = document.querySelector('main');
+            const d = document.createElement('div'); d.tabIndex = 0; d.className = 'planted-unnamed';
+            d.style.cssText = 'width: 20px; height: 20px;';
+            const b = document.createElement('button'); b.textContent = 'No ring'; b.className = 'planted-bare';
+            b.style.cssText = 'outline: none; box-shadow: none; border: none;';
+            const c = document.createElement('div');
+            c.style.cssText = 'overflow: hidden; width: 120px; height: 30px; padding: 0;';
+            const i = document.createElement('button'); i.textContent = 'Clipped ring'; i.className = 'planted-clipped';
+            i.style.cssText = 'display: block; width: 120px; height: 30px; outline-offset: 4px; border: none;'
+                + ' background: none; padding: 0; margin: 0;';
+            c.append(i);
+            main.prepend(d, b, c); }""")
+        problems = tab_problems(chromium, page)
+        assert any("planted-unnamed" in p and "no accessible name" in p for p in problems), problems
+        assert any("planted-bare" in p and "no focus ring" in p for p in problems), problems
+        assert any("planted-clipped" in p and "not seen" in p for p in problems), problems
+    finally:
+        page.close()
+
+
+def test_favicon(built):
+    """Every page names the site's icon (site/favicon.svg, drawn in the model map's colours), and it is the file."""
+    from helpers.plots import palette
+
+    icon = (site.SITE / "favicon.svg").read_text(encoding="utf-8")
+    colours = set(re.findall(r"#[0-9a-fA-F]{6}", icon))
+    named = {v.lower() for v in vars(palette).values() if isinstance(v, str) and v.startswith("#")}
+    assert colours and colours <= named, colours - named
+    for path in pages(built["out"]):
+        icons = re.findall(r'<link rel="icon" href="([^"]+)"', path.read_text(encoding="utf-8"))
+        assert len(icons) == 1, (path.name, icons)
+        assert (path.parent / icons[0]).read_text(encoding="utf-8") == icon, path.name
 
 
 def test_math_typeset_offline(built, chromium, served):

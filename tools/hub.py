@@ -197,14 +197,17 @@ class Hub:
                "GT_ANSWERS": os.environ.get("GT_ANSWERS", "1"),
                "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
                # git refuses to read a repository another account owns unless its global config names it safe
-               "GIT_CONFIG_GLOBAL": str(self.workdir / "gitconfig")}
+               "GIT_CONFIG_GLOBAL": str(self.workdir / "gitconfig"),
+               # the series' own Jupyter settings, as `bash run.sh lab` applies them: JupyterLab's announcements off,
+               # so no question about Jupyter's news (nor a newer JupyterLab) over the first notebook
+               "JUPYTER_CONFIG_PATH": str(ROOT / "jupyter-config")}
         spawner = "localprocess" if self.mode == "unix-users" else "simple"
         api_port = jlab.free_port()
         args = ["--ServerApp.terminals_enabled=False",
                 # idle kernels are shut down by each user's server (README, "Teaching with it")
                 f"--MappingKernelManager.cull_idle_timeout={CULL_KERNELS_S}",
                 "--MappingKernelManager.cull_interval=300",
-                # no pop-up about Jupyter's news over the first notebook
+                # nothing fetched about Jupyter's news or versions (the question itself is off: JUPYTER_CONFIG_PATH)
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 *self.server_args]
         if spawner == "simple" and os.geteuid() == 0:

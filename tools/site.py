@@ -12,7 +12,9 @@
 3. Writes the landing page (``landing``) from README.md's own text: the promise and who it is for, the model map
    with its text alternative, the notebooks' table and the learner-time estimate, so it cannot drift from README.
 4. Runs Sphinx (MyST-NB, sphinx-book-theme; ``site/conf.py``) from the site's own environment, with MathJax copied
-   from npm (``site/node_modules``) into the pages' ``_static``: nothing is fetched at build or view time.
+   from npm (``site/node_modules``) into the pages' ``_static``: nothing is fetched at build or view time. The site
+   holds only what a reader needs: Sphinx's cache stays with the sources, its build record and the themes' template
+   files are taken out (``not_for_readers``).
 
 The site's tools live outside the learner's .venv: ``bash run.sh site`` sets them up (site/requirements.txt into
 .venv-site, ``npm ci`` in site/) and says in one sentence what is missing when it cannot."""
@@ -230,7 +232,8 @@ def landing(names: list[str]) -> str:
         "it). The explorers show the picture they drew then; to move them, run the series yourself: "
         f"`git clone https://github.com/{repo}` then `bash run.sh lab`, or open it on "
         f"[Binder]({binder_url(repo, ref)}) (README, \"Two commands\" and \"Binder and Colab\").",
-        site_links(table, names),
+        # (a class for the site's CSS: on a phone, one block per notebook instead of a table 5 columns wide)
+        "```{container} gt-notebooks\n" + site_links(table, names) + "\n```",
         site_links(after_table, names),
         "### Learner time",
         readme_section(text, "### Learner time"),
@@ -252,6 +255,16 @@ def copy_mathjax(static: Path) -> None:
             shutil.copy2(src, dst)
 
 
+def not_for_readers(out: Path) -> list[Path]:
+    """What Sphinx leaves in the site that no reader needs: its build record (.buildinfo), the themes' Jinja macro
+    files, copied into _static as they are (unrendered: an HTML page whose links go nowhere), and the empty folder
+    of page sources (there are none: html_copy_source is off)."""
+    found = [out / ".buildinfo"] if (out / ".buildinfo").exists() else []
+    found += [p for p in sorted((out / "_static").rglob("*.html"))
+              if "{%" in p.read_text(encoding="utf-8", errors="replace")]
+    return found + [p for p in [out / "_sources"] if p.is_dir() and not any(p.iterdir())]
+
+
 def build(out: Path, work: Path, sphinx: Path, names: list[str] | None = None, log=print) -> dict:
     """The whole build; returns the seconds each step took."""
     if not sphinx.is_file():
@@ -267,6 +280,9 @@ def build(out: Path, work: Path, sphinx: Path, names: list[str] | None = None, l
     copy_mathjax(work / "_static")
     shutil.copy2(SITE / "conf.py", work / "conf.py")
     shutil.copy2(SITE / "site.css", work / "_static" / "site.css")
+    shutil.copy2(SITE / "site.js", work / "_static" / "site.js")
+    shutil.copytree(SITE / "_templates", work / "_templates")
+    shutil.copy2(SITE / "favicon.svg", work / "favicon.svg")
     shutil.copy2(ROOT / "docs" / "model_map.svg", work / "model_map.svg")
     start = time.perf_counter()
     for path in paths:
@@ -281,12 +297,16 @@ def build(out: Path, work: Path, sphinx: Path, names: list[str] | None = None, l
     if out.exists():
         shutil.rmtree(out)
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    result = subprocess.run([str(sphinx), "-b", "html", "-q", "-W", "--keep-going", "-j", "1", str(work), str(out)],
+    # Sphinx's cache of the parsed pages (every answer in the clear) is kept with the sources, out of the site
+    result = subprocess.run([str(sphinx), "-b", "html", "-q", "-W", "--keep-going", "-j", "1",
+                             "-d", str(work / ".doctrees"), str(work), str(out)],
                             env=env, capture_output=True, text=True)
     times["sphinx"] = round(time.perf_counter() - t, 1)
     if result.returncode != 0:
         sys.stderr.write(result.stdout + result.stderr)
         raise SiteError(f"Sphinx stopped (exit {result.returncode}); its messages are above.")
+    for path in not_for_readers(out):
+        path.rmdir() if path.is_dir() else path.unlink()
     log(f"==> Sphinx wrote {out} in {times['sphinx']} s")
     return times
 

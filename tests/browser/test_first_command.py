@@ -5,7 +5,8 @@ token, and the app exposed to the test's scripts) with the workspace in a tempor
 every notebook of the workspace in the JupyterLab it starts, and what the notebook panel holds (each cell's source,
 as the editor shows it) must have every exercise blank: "# YOUR CODE HERE" once per exercise, no solution marker and
 no line of a solution. Notebook 01 is then run with Run All: it must reach its last cell with each check saying
-"not written yet", as a learner's first Run All does.
+"not written yet", as a learner's first Run All does. The first screen is quiet: no notification (JupyterLab's
+question about Jupyter's news, or a newer version) over the first notebook.
 """
 
 from __future__ import annotations
@@ -135,3 +136,35 @@ def test_run_all_on_the_first_notebook_reaches_the_end_with_each_check_saying_no
     for i in checks:
         assert "not written yet" in printed[i], f"cell {i}, an exercise's check, printed: {printed[i]!r}"
     assert sum("not written yet" in text for text in printed) == len(checks)
+
+
+TOASTS_JS = "() => [...document.querySelectorAll('.Toastify__toast')].map(t => t.innerText.trim())"
+# the status bar's bell: how many notifications the notification centre holds
+COUNT_JS = "() => Number(document.querySelector('.jp-Notification-Status-Text').innerText.trim())"
+ANNOUNCEMENTS = "@jupyterlab/apputils-extension:announcements"
+
+
+def test_the_first_screen_asks_nothing(first_start, chromium):
+    """JupyterLab's announcements (its question "Would you like to get notified about official Jupyter news?" and its
+    check for a newer JupyterLab) are off in the JupyterLab `bash run.sh lab` starts: a fresh page on the first
+    notebook, with the user's settings empty as on a first start, shows no notification once it has settled, and its
+    notification centre is empty. A notification emitted in the same page is counted, so the look is real."""
+    lab, _ = first_start
+    page = chromium.new_page()
+    try:
+        page.goto(lab.page_url("01_bigrams.ipynb"))
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
+                               "window.jupyterapp.shell.currentWidget.context.path === '01_bigrams.ipynb' && "
+                               "document.querySelector('.jp-Notification-Status-Text')", timeout=180_000)
+        page.evaluate("() => window.jupyterapp.restored")
+        page.wait_for_timeout(5000)  # the news question came within a second of the restore, when it came
+        assert page.evaluate(TOASTS_JS) == []
+        assert "Jupyter news" not in page.evaluate("() => document.body.innerText")
+        assert page.evaluate(COUNT_JS) == 0
+        assert not page.evaluate("id => window.jupyterapp.hasPlugin(id)", ANNOUNCEMENTS)
+        # the negative control: a notification emitted in this page is counted where the news question would be
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:notify', "
+                      "{message: 'Would you like to get notified about official Jupyter news?', type: 'default'})")
+        page.wait_for_function(f"() => ({COUNT_JS})() === 1", timeout=10_000)
+    finally:
+        page.close()
