@@ -95,7 +95,7 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n + 1, "1 too many"),
     (lambda cfg, n: n - 7, "7 too few"),
     (lambda cfg, n: 6_212, "a number of the first written into the code"),   # the first config's count, hard-coded
-    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),     # = 2 d_model here: both named
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),
     (lambda cfg, n: n - cfg.n_layers * cfg.d_mlp, "b_1 .* is missing"),
     (lambda cfg, n: n - cfg.n_layers * 2 * cfg.d_model, "One LayerNorm per layer is missing"),
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.d_model, "LayerNorms inside the layers"),
@@ -115,6 +115,22 @@ def test_param_count_check(mistake, message):
     assert check_n_params(n_params_by_hand)
     with pytest.raises(ExerciseError, match=message):
         check_n_params(lambda cfg: mistake(cfg, n_params_by_hand(cfg)))
+
+
+@pytest.mark.parametrize("mistake, right, not_this", [
+    # the first config has two layers: b_2 of every layer, n_layers d_model, is as many as the final LayerNorm's
+    # 2 d_model there. Before the check compared both configs, each of these was answered with both, b_2 first.
+    (lambda cfg, n: n - 2 * cfg.d_model, "the final one before W_U", "b_2"),
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 (d_model per layer) is missing", "LayerNorm"),
+])
+def test_param_count_check_tells_apart_two_pieces_of_one_size(mistake, right, not_this):
+    from helpers.checks.params import CONFIGS, check_n_params
+
+    first = CONFIGS[0]
+    assert first.n_layers * first.d_model == 2 * first.d_model            # the same size in the first config
+    with pytest.raises(ExerciseError) as e:
+        check_n_params(lambda cfg: mistake(cfg, n_params_by_hand(cfg)))
+    assert right in str(e.value) and not_this not in str(e.value), str(e.value)
 
 
 def n_params_by_hand(cfg):
