@@ -385,7 +385,25 @@ def test_fact_neurons_right_answers_pass():
     assert check_fact_neurons(lambda *a: torch.tensor(_ordered_until_flip(_direct_effect)(*a)))  # a tensor is fine
     assert check_fact_neurons(_ordered_until_flip(lambda m, z, a: _direct_effect(m, z, a).abs()))  # by |push|,
     assert check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_direct_effect)(*a)))   # or sorted: fine too
-    # (Ordered by z alone, the sets are within the bound on this machine and "large" on another: not tested.)
+
+
+def _by_firing(model, z, answer):
+    """Notebook 06's rejected ordering: by how strongly each neuron fires (z_j), not by its effect."""
+    return z
+
+
+def test_fact_neurons_refuses_the_firing_order():
+    """Ordering by activation flips every fact with a few more neurons than direct effect needs, well under the size
+    bound, so it passed before. The check now picks, on the model it trains (so on any CPU), facts where the two
+    orderings give other neurons, and names the ordering."""
+    from helpers.checks.mlp import MIN_TELLING, _fact_model, _firing_order_differs, check_fact_neurons
+
+    model, _, facts = _fact_model()
+    assert sum(_firing_order_differs(model, p, a) for p, a in facts) >= MIN_TELLING
+    with pytest.raises(ExerciseError, match=r"fire most strongly .* direct effect on the right colour's logit"):
+        check_fact_neurons(_ordered_until_flip(_by_firing))
+    with pytest.raises(ExerciseError, match="fire most strongly"):   # in another order of the same neurons too
+        check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_by_firing)(*a)))
 
 
 @pytest.mark.parametrize("wrong, message", [
