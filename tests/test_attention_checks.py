@@ -151,6 +151,16 @@ def test_all_scores_right_answer_passes():
     assert checks.check_all_scores(scores())
 
 
+def test_all_scores_refuses_the_scores_helper():
+    """Notebook 04 takes the verse's scores from att.scores (below the exercise): the check must not pass a call."""
+    x, W_Q, W_K = torch.randn(7, 4), torch.randn(3, 7), torch.randn(3, 7)
+    torch.testing.assert_close(att.scores(W_Q @ x, W_K @ x), (W_Q @ x).T @ (W_K @ x) / math.sqrt(3))
+    with pytest.raises(ExerciseError, match="calls helpers.model.attention.scores, which"):
+        checks.check_all_scores(lambda x0, W_Q, W_K: att.scores(W_Q @ x0, W_K @ x0))
+    with pytest.raises(ValueError, match="same d_head"):
+        att.scores(torch.randn(3, 4), torch.randn(2, 4))
+
+
 @pytest.mark.parametrize("fn, message", [
     (scores(transpose=True), "transposed"),
     (scores(scale=lambda W: 1.0), "forget to divide"),
