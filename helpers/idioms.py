@@ -39,6 +39,8 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     ("torch.no_grad", "02", "1. Tokens as one-hot columns", "a block in which PyTorch records nothing for gradients"),
     ("torch.exp", "02", "3. Unembedding, logits and softmax", "e to the power of every entry"),
     (".max", "02", "Exercise 2.1", "the largest entry; along `dim=`, the largest values and where they are"),
+    (".abs", "02", "Exercise 2.1", "the absolute value of every entry"),
+    (".min", "02", "Exercise 2.1", "the smallest entry (or along `dim=`)"),
     (".values", "02", "Exercise 2.1", "the largest (or sorted) values of what `.max`, `.topk` or `.sort` return"),
     (".indices", "02", "Exercise 2.1", "where those values are"),
     ("torch.randn", "02", "Exercise 2.1", "random numbers around 0 (a normal distribution), of the given shape"),
@@ -77,7 +79,6 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     ("F.scaled_dot_product_attention", "04", "Results and outputs", "PyTorch's own attention, to compare with"),
     (".reshape", "04", "Why the mask is needed", "the same numbers in another shape"),
     (".diagonal", "04", "Why the mask is needed", "the entries on a diagonal"),
-    (".min", "04", "Why the mask is needed", "the smallest entry (or along `dim=`)"),
     (".repeat", "04", "Does a model without", "the tensor repeated, end to end"),
     ("torch.corrcoef", "04", "Does a model without", "the correlation of the rows of a matrix"),
     (".log", "04", "Does a model without", "the natural logarithm, as a method"),
@@ -88,7 +89,6 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     (".mT", "05", "Exercise 5.1", "transposes the last two dimensions (every head at once)"),
     ("torch.cat", "05", "The concatenated view", "joins tensors end to end along an existing dimension"),
     (".argmin", "05", "All heads, side by side", "where the smallest entry is"),
-    (".abs", "05", "Exercise 5.3", "the absolute value of every entry"),
     (".sort", "05", "Exercise 5.3", "the entries sorted, with where they came from"),
     # 06 · The MLP
     ("torch.relu", "06", "Exercise 6.1", "max(0, x) for every entry"),
@@ -123,6 +123,8 @@ IDIOMS: list[tuple[str, str, str, str]] = [
     ("torch.randint", "08", "The logit lens", "random whole numbers in a range"),
     # 09 · Induction heads
     (".any", "09", "Exercise 9.1", "whether any entry is True (along `dim`)"),
+    ("torch.random.fork_rng", "09", "6. The composition, measured",
+     "a block whose random numbers leave the ones after it as they were"),
     ("torch.randperm", "09", "7. Does it generalise?", "the numbers 0..n - 1 in a random order"),
     # 10 · Circuits and cost
     (".nanmean", "10", "Reading the circuits", "the mean, leaving out NaN entries"),

@@ -151,6 +151,16 @@ def test_all_scores_right_answer_passes():
     assert checks.check_all_scores(scores())
 
 
+def test_all_scores_refuses_the_scores_helper():
+    """Notebook 04 takes the verse's scores from att.scores (below the exercise): the check must not pass a call."""
+    x, W_Q, W_K = torch.randn(7, 4), torch.randn(3, 7), torch.randn(3, 7)
+    torch.testing.assert_close(att.scores(W_Q @ x, W_K @ x), (W_Q @ x).T @ (W_K @ x) / math.sqrt(3))
+    with pytest.raises(ExerciseError, match="calls helpers.model.attention.scores, which"):
+        checks.check_all_scores(lambda x0, W_Q, W_K: att.scores(W_Q @ x0, W_K @ x0))
+    with pytest.raises(ValueError, match="same d_head"):
+        att.scores(torch.randn(3, 4), torch.randn(2, 4))
+
+
 @pytest.mark.parametrize("fn, message", [
     (scores(transpose=True), "transposed"),
     (scores(scale=lambda W: 1.0), "forget to divide"),
@@ -259,6 +269,44 @@ def test_attention_layer_right_answers_pass():
 @pytest.mark.parametrize("fn", [layer_loop, layer_loop_over_weights])
 def test_attention_layer_refuses_a_loop_over_the_heads(fn):
     with pytest.raises(ExerciseError, match="right numbers, but with a Python loop"):
+        checks.check_attention_layer(fn)
+
+
+# Loops the source of the function does not show: both passed the check before it counted the operations run.
+def layer_zip_of_projections(x0, W_Q, W_K, W_V, W_O):
+    q, k, v = W_Q @ x0, W_K @ x0, W_V @ x0            # every head at once, then one head at a time after all
+    heads = zip(q, k, v, W_O)
+    return sum(W_o @ v_h @ att.softmax_star(q_h.T @ k_h / math.sqrt(q_h.shape[0])).T for q_h, k_h, v_h, W_o in heads)
+
+
+def _every_head(x0, W_Q, W_K, W_V, W_O):
+    return sum(one_head(x0, W_Q[h], W_K[h], W_V[h], W_O[h]) for h in range(W_Q.shape[0]))
+
+
+def layer_loop_in_a_helper(x0, W_Q, W_K, W_V, W_O):
+    return _every_head(x0, W_Q, W_K, W_V, W_O)
+
+
+def _softmax_row_by_row(S):
+    """softmax* one query at a time: row i over keys 0..i, zeros after."""
+    n = S.shape[-1]
+    return torch.stack([torch.cat([torch.softmax(S[..., i, : i + 1], -1), S.new_zeros(*S.shape[:-2], n - i - 1)], -1)
+                        for i in range(n)], -2)
+
+
+def layer_loop_over_tokens_in_a_helper(x0, W_Q, W_K, W_V, W_O):
+    q, k, v = W_Q @ x0, W_K @ x0, W_V @ x0
+    return (W_O @ v @ _softmax_row_by_row(q.mT @ k / math.sqrt(W_Q.shape[1])).mT).sum(0)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (layer_zip_of_projections, r"grows with the number of heads: it runs \d+ torch operations for a layer of 1 head"),
+    (layer_loop_in_a_helper, "grows with the number of heads"),
+    (layer_loop_over_tokens_in_a_helper, r"grows with the number of tokens: it runs \d+ torch operations for 4 tokens"),
+])
+def test_attention_layer_refuses_a_loop_its_source_does_not_show(fn, message):
+    assert att_checks.python_loop(fn) is None           # the loop is not in the function's own code
+    with pytest.raises(ExerciseError, match=message):
         checks.check_attention_layer(fn)
 
 

@@ -10,7 +10,7 @@ import torch
 
 from helpers import checks
 from helpers.checks import ExerciseError
-from helpers.interp.embeddings import analogy, cosines
+from helpers.interp.embeddings import analogy, analogy_vector, cosines
 from helpers.lm import continuation_logprob, next_tokens
 from helpers.model import names
 from helpers.model.config import Config
@@ -67,6 +67,7 @@ def test_analogy_finds_a_planted_direction_by_cosine_and_leaves_the_inputs_out()
     assert not {1, 2, 3} & {i for i, _ in best}
     assert analogy(W, 1, 2, 3, k=1, among=torch.tensor([8, 9]))[0][0] in (8, 9)
     assert cosines(W, W[:, 5])[5] == pytest.approx(1.0, abs=1e-6)
+    assert torch.equal(analogy_vector(W, 1, 2, 3), W[:, 1] - W[:, 2] + W[:, 3])
     with pytest.raises(ValueError, match="outside the vocabulary"):
         analogy(W, 1, 2, 30)
     with pytest.raises(ValueError, match="must be \\(d_model, n_vocab\\)"):
@@ -173,6 +174,14 @@ def test_11_2_each_mistake_is_named(mistake):
 def test_11_2_the_helpers_are_refused():
     with pytest.raises(ExerciseError, match="does the whole exercise"):
         checks.check_analogy(lambda W, a, b, c, k: [i for i, _ in analogy(W, a, b, c, k)])
+
+    def from_the_vector_helper(W_E, a, b, c, k):          # notebook 11 takes the sum from analogy_vector, below 11.2
+        v = analogy_vector(W_E, a, b, c)
+        cos = v @ W_E / (W_E.norm(dim=0) * v.norm())
+        cos[[a, b, c]] = -math.inf
+        return cos.topk(k).indices
+    with pytest.raises(ExerciseError, match="calls helpers.interp.embeddings.analogy_vector"):
+        checks.check_analogy(from_the_vector_helper)
 
 
 # --------------------------------------------------------------------------- 11.3

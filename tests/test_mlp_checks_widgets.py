@@ -95,7 +95,7 @@ def test_mlp_memorises_small_table_and_widget():
     (lambda cfg, n: n + 1, "1 too many"),
     (lambda cfg, n: n - 7, "7 too few"),
     (lambda cfg, n: 6_212, "a number of the first written into the code"),   # the first config's count, hard-coded
-    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),     # = 2 d_model here: both named
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 .* is missing"),
     (lambda cfg, n: n - cfg.n_layers * cfg.d_mlp, "b_1 .* is missing"),
     (lambda cfg, n: n - cfg.n_layers * 2 * cfg.d_model, "One LayerNorm per layer is missing"),
     (lambda cfg, n: n - cfg.n_layers * 4 * cfg.d_model, "LayerNorms inside the layers"),
@@ -115,6 +115,22 @@ def test_param_count_check(mistake, message):
     assert check_n_params(n_params_by_hand)
     with pytest.raises(ExerciseError, match=message):
         check_n_params(lambda cfg: mistake(cfg, n_params_by_hand(cfg)))
+
+
+@pytest.mark.parametrize("mistake, right, not_this", [
+    # the first config has two layers: b_2 of every layer, n_layers d_model, is as many as the final LayerNorm's
+    # 2 d_model there. Before the check compared both configs, each of these was answered with both, b_2 first.
+    (lambda cfg, n: n - 2 * cfg.d_model, "the final one before W_U", "b_2"),
+    (lambda cfg, n: n - cfg.n_layers * cfg.d_model, "b_2 (d_model per layer) is missing", "LayerNorm"),
+])
+def test_param_count_check_tells_apart_two_pieces_of_one_size(mistake, right, not_this):
+    from helpers.checks.params import CONFIGS, check_n_params
+
+    first = CONFIGS[0]
+    assert first.n_layers * first.d_model == 2 * first.d_model            # the same size in the first config
+    with pytest.raises(ExerciseError) as e:
+        check_n_params(lambda cfg: mistake(cfg, n_params_by_hand(cfg)))
+    assert right in str(e.value) and not_this not in str(e.value), str(e.value)
 
 
 def n_params_by_hand(cfg):
@@ -369,7 +385,25 @@ def test_fact_neurons_right_answers_pass():
     assert check_fact_neurons(lambda *a: torch.tensor(_ordered_until_flip(_direct_effect)(*a)))  # a tensor is fine
     assert check_fact_neurons(_ordered_until_flip(lambda m, z, a: _direct_effect(m, z, a).abs()))  # by |push|,
     assert check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_direct_effect)(*a)))   # or sorted: fine too
-    # (Ordered by z alone, the sets are within the bound on this machine and "large" on another: not tested.)
+
+
+def _by_firing(model, z, answer):
+    """Notebook 06's rejected ordering: by how strongly each neuron fires (z_j), not by its effect."""
+    return z
+
+
+def test_fact_neurons_refuses_the_firing_order():
+    """Ordering by activation flips every fact with a few more neurons than direct effect needs, well under the size
+    bound, so it passed before. The check now picks, on the model it trains (so on any CPU), facts where the two
+    orderings give other neurons, and names the ordering."""
+    from helpers.checks.mlp import MIN_TELLING, _fact_model, _firing_order_differs, check_fact_neurons
+
+    model, _, facts = _fact_model()
+    assert sum(_firing_order_differs(model, p, a) for p, a in facts) >= MIN_TELLING
+    with pytest.raises(ExerciseError, match=r"fire most strongly .* direct effect on the right colour's logit"):
+        check_fact_neurons(_ordered_until_flip(_by_firing))
+    with pytest.raises(ExerciseError, match="fire most strongly"):   # in another order of the same neurons too
+        check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_by_firing)(*a)))
 
 
 @pytest.mark.parametrize("wrong, message", [

@@ -109,7 +109,8 @@ def check_continuation_logprob(fn) -> bool:
 
 
 # --------------------------------------------------------------------------- 11.2 king - man + woman
-ANALOGY_HELPERS = ("helpers.interp.embeddings.analogy", "helpers.interp.embeddings.cosines",
+ANALOGY_HELPERS = ("helpers.interp.embeddings.analogy", "helpers.interp.embeddings.analogy_vector",
+                   "helpers.interp.embeddings.cosines",
                    "torch.nn.functional.cosine_similarity")
 
 

@@ -4,9 +4,11 @@ switched off by hand (a zero ablation), and one head's output patched from a cle
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from helpers.checks.attention import python_loop
 from helpers.checks.base import (ExerciseError, as_tensor, call, close, exercise, named, expect_real, expect_shape,
@@ -36,6 +38,52 @@ _T_ON_3D = "On (H, d_head, n) tensors .T reverses every axis; to swap the last t
           "transpose(-2, -1)."
 LAYER_HINTS = {"must match the size": _T_ON_3D, "cannot be multiplied": _T_ON_3D}   # torch's two wordings
 LAYER_CASES = ((0, 4, 4, 16, 6), (1, 3, 5, 12, 7), (2, 1, 8, 8, 5), (3, 2, 3, 10, 1))  # seed, H, d_head, d_model, n
+
+
+class _Counting(TorchFunctionMode):
+    """Counts the torch operations run inside the block (every torch function and tensor method, once each)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _operations(fn, what: str, forbid: tuple[str, ...], H: int, n: int) -> int:
+    """How many torch operations fn runs on a random layer of H heads and n tokens (d_head 3, d_model 10)."""
+    g = torch.Generator().manual_seed(50)
+    W_Q, W_K, W_V = (torch.randn(H, 3, 10, generator=g) / 2 for _ in range(3))
+    W_O, x = torch.randn(H, 10, 3, generator=g), torch.randn(10, n, generator=g)
+    counting = _Counting()
+
+    @functools.wraps(fn)
+    def counted(*args):      # the learner's function alone: not the check's own bookkeeping around the call
+        with counting:
+            return fn(*args)
+    call(counted, x, W_Q, W_K, W_V, W_O, what=what, forbid=forbid, hints=LAYER_HINTS)
+    return counting.calls
+
+
+def _grows(fn, what: str, forbid: tuple[str, ...]) -> str | None:
+    """The usual slip of a right answer that the source does not show (a loop over a zip of its own tensors, or in a
+    function it calls): its work grows with the number of heads, or of tokens. A layer computed in one pass runs
+    the same operations whatever H and n are; a loop runs its body once per head (or token)."""
+    base = _operations(fn, what, forbid, H=1, n=4)
+    more_heads, more_tokens = _operations(fn, what, forbid, H=4, n=4), _operations(fn, what, forbid, H=1, n=8)
+    if more_heads > base:
+        return (f"{what} gives the right numbers, but its work grows with the number of heads: it runs {base} torch "
+                f"operations for a layer of 1 head and {more_heads} for 4 heads (the same 4 tokens) — a Python loop "
+                "over the heads, perhaps in a comprehension, a zip, or a function it calls. Carry the head dimension "
+                "with broadcasting (W_Q @ x0 is (H, d_head, n)) or torch.einsum instead, so one pass computes every "
+                "head.")
+    if more_tokens > base:
+        return (f"{what} gives the right numbers, but its work grows with the number of tokens: it runs {base} torch "
+                f"operations for 4 tokens and {more_tokens} for 8 — a Python loop over the positions. Compute every "
+                "query's scores at once (one (n, n) matrix per head) and mask them with softmax*, as in exercise 4.2.")
+    return None
 
 
 @exercise(answered_by=("helpers.model.attention.attention",))
@@ -101,6 +149,9 @@ def check_attention_layer(fn) -> bool:
         raise ExerciseError(f"{what} has the right shape but the wrong numbers (random weights, H = {H}, "
                             f"d_head = {d_head}, d_model = {d_model}, n = {n}). Per head: q, k, v = W x0, "
                             "A = softmax*(q^T k / sqrt(d_head)), r = v A^T, o^h = W_O r; then sum over h.")
+    grows = _grows(fn, what, forbid)
+    if grows:
+        raise ExerciseError(grows)
     return passed(f"the layer is right on {len(LAYER_CASES)} random layers (1 to 4 heads, d_head 3 to 8, "
                   "1 to 7 tokens).")
 

@@ -81,6 +81,8 @@ def check_mlp(fn: Callable) -> bool:
 FACT_CHECK = dict(n_people=24, n_things=4, n_colours=12, seed=106)   # a table the notebook never shows
 FACT_MODEL = dict(d_model=16, d_mlp=64, steps=200, seed=6)            # d_mlp 64, not the notebook's 128
 N_FACTS = 8
+MIN_TELLING = 3             # of them, facts where ordering by firing and by direct effect give other neurons
+ACCEPTED = ("push", "|push|", "margin")   # the orderings by direct effect (_scores) an answer may use
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,8 +107,49 @@ def _fact_model():
             known &= answer_logits(model, prompts).argmax(-1) != answers     # it, the model gets them wrong
     known = known.nonzero().flatten()
     g = torch.Generator().manual_seed(FACT_CHECK["seed"])
-    picked = known[torch.randperm(len(known), generator=g)[:N_FACTS]]
-    return model, task, [(prompts[i].clone(), int(answers[i])) for i in picked.tolist()]
+    order = known[torch.randperm(len(known), generator=g)].tolist()
+    # facts on which ordering by firing and by direct effect give other neurons (notebook 06's point): at least
+    # MIN_TELLING of the N_FACTS, found on this model (another CPU trains another one), so that the check tells the
+    # two orderings apart wherever it runs
+    picked = order[:N_FACTS]
+    telling = [i for i in picked if _firing_order_differs(model, prompts[i], int(answers[i]))]
+    extra = []
+    for i in order[N_FACTS:]:
+        if len(telling) + len(extra) >= MIN_TELLING:
+            break
+        if _firing_order_differs(model, prompts[i], int(answers[i])):
+            extra.append(i)
+    others = [i for i in reversed(picked) if i not in telling]
+    for new, old in zip(extra, others):
+        picked[picked.index(old)] = new
+    return model, task, [(prompts[i].clone(), int(answers[i])) for i in picked]
+
+
+def _scores(model, prompt: torch.Tensor, answer: int) -> dict[str, torch.Tensor]:
+    """Each hidden neuron's score under the usual orderings, at the last position (the one that predicts):
+    how strongly it fires (z_j), and its direct effect on the right colour's logit, z_j W_U[answer] . W_2[:, j], by
+    value, by size, and on the margin over the runner-up colour. The last three are the orderings the check accepts."""
+    with torch.no_grad():
+        logits, cache = model.run_with_cache(prompt)
+        z = cache[names.key(0, "z")][:, -1]
+        W_U, W_2 = model.unembed.W_U, model.blocks[0].mlp.W_2
+        rival = int(logits[:, -1].clone().index_fill_(0, torch.tensor([answer]), -torch.inf).argmax())
+        push = z * (W_U[answer] @ W_2)
+        return {"firing": z, "push": push, "|push|": push.abs(), "margin": z * ((W_U[answer] - W_U[rival]) @ W_2)}
+
+
+def _greedy(model, prompt, answer, score: torch.Tensor) -> list[int]:
+    """The neurons in order of ``score``, largest first, up to the first set whose zeroing flips the fact."""
+    order = score.argsort(descending=True).tolist()
+    return order[:_flip_size(model, prompt, answer, order)]
+
+
+def _firing_order_differs(model, prompt, answer) -> bool:
+    """Does ordering by firing give this fact another set of neurons than every accepted ordering would, at the
+    same size? (Then an answer that orders by firing shows on this fact.)"""
+    scores = _scores(model, prompt, answer)
+    by_firing = _greedy(model, prompt, answer, scores["firing"])
+    return set(by_firing) not in [_top(scores[k], len(by_firing)) for k in ACCEPTED]
 
 
 def _flipped(model, prompt: torch.Tensor, answer: int, neurons: list[int]) -> bool:
@@ -127,12 +170,8 @@ def _flip_size(model, prompt, answer, order: list[int]) -> int:
 def _reference_size(model, prompt, answer) -> int:
     """How many neurons the usual orderings need: by direct push on the right colour's logit, and on its
     margin over the runner-up; the smaller of the two."""
-    logits, cache = model.run_with_cache(prompt)
-    z = cache[names.key(0, "z")][:, -1]
-    W_U, W_2 = model.unembed.W_U.detach(), model.blocks[0].mlp.W_2.detach()
-    rival = int(logits[:, -1].clone().index_fill_(0, torch.tensor([answer]), -torch.inf).argmax())
-    pushes = (z * (W_U[answer] @ W_2), z * ((W_U[answer] - W_U[rival]) @ W_2))
-    return min(_flip_size(model, prompt, answer, p.argsort(descending=True).tolist()) for p in pushes)
+    scores = _scores(model, prompt, answer)
+    return min(len(_greedy(model, prompt, answer, scores[name])) for name in ("push", "margin"))
 
 
 def _neuron_list(out, d_mlp: int, what: str) -> list[int]:
@@ -173,9 +212,26 @@ def _top(scores: torch.Tensor, k: int) -> set[int]:
 
 
 def _name_the_ordering(model, returned: list, what: str) -> None:
-    """Two orderings flip every fact and can stay under the size bound on some machines, so they are named
-    rather than left to it: the neurons most active at the *first* position (the person, where no colour is
-    predicted), and a fixed number of neurons whatever the fact needs."""
+    """Three orderings flip every fact and can stay under the size bound, so they are named rather than left to
+    it: the neurons that fire most strongly at the last position (notebook 06 argues against exactly that: what
+    flips a fact is a neuron's direct effect on the right colour's logit, not its activation), the neurons most
+    active at the *first* position (the person, where no colour is predicted), and a fixed number of neurons
+    whatever the fact needs."""
+    by_firing, told = True, []
+    for fact, prompt, answer, neurons in returned:
+        scores, k = _scores(model, prompt, answer), len(neurons)
+        by_firing &= set(neurons) == _top(scores["firing"], k)
+        if set(neurons) not in [_top(scores[name], k) for name in ACCEPTED]:
+            told.append((fact, k, len(_greedy(model, prompt, answer, scores["push"]))))
+    if by_firing and told:   # the strongest-firing neurons on every fact, and on some not those of any effect order
+        fact, k, ref = max(told, key=lambda t: t[1] - t[2])
+        than = f" where an order by direct effect needs {ref}" if ref < k else ""
+        raise ExerciseError(
+            f"{what} switches off the neurons that fire most strongly (the largest z_j at the last position): on "
+            f"'{fact}' that is {k} neuron{'s' if k > 1 else ''}{than}, and not the one{'s' if k > 1 else ''} that "
+            "push the right colour most. Firing is not being needed: a neuron can fire hard and push the right "
+            "colour's logit only a little, or push another colour up as much. What flips a fact is each neuron's "
+            "direct effect on the right colour's logit, z_j (W_U[answer] . W_2[:, j]): order the neurons by that.")
     first_position, only_there = True, 0
     for fact, prompt, answer, neurons in returned:
         _, cache = model.run_with_cache(prompt)

@@ -21,36 +21,47 @@ COUNTERS = ("helpers.model.params.count_config", "helpers.model.params.count_par
 @exercise(answered_by=("helpers.model.params.count_config", "helpers.model.params.count_params"))
 def check_n_params(fn: Callable) -> bool:
     """fn(cfg: Config) -> int, the number of parameters of Transformer(cfg) (LayerNorm on, MLP on); tried on two
-    configs whose numbers all differ, so that a number written into the code shows."""
+    configs whose numbers all differ, so that a number written into the code shows. A mistake is named by how far
+    off it puts *both* counts: two pieces the same size in one config (the final LayerNorm's 2 d_model and the MLPs'
+    b_2, n_layers d_model, in a two-layer model) are not the same size in the other."""
     what = named(fn, "n_params", "(cfg)")
-    for i, cfg in enumerate(CONFIGS):
+    counts = []
+    for cfg in CONFIGS:
         got = call(fn, cfg, what=what, forbid=COUNTERS)
         try:
             got = int(got)
         except (TypeError, ValueError):
             raise ExerciseError(f"{what} should return a whole number, got {type(got).__name__}") from None
-        want = count_config(cfg)
-        if got == want:
-            continue
-        hint = " Or: ".join(_hints(cfg, want - got))
-        if hint:
-            raise ExerciseError(f"{what} = {got:,}, but the model has {want:,}. {hint}")
-        how = f"{abs(want - got):,} too few" if want > got else f"{abs(want - got):,} too many"
-        if i > 0:
-            raise ExerciseError(f"{what} is right for the first test config but not for a second one (d_model "
-                                f"{cfg.d_model}, {cfg.n_layers} layers, {cfg.n_heads} heads of {cfg.d_head}, d_mlp "
-                                f"{cfg.d_mlp}, n_vocab {cfg.n_vocab}, n_ctx {cfg.n_ctx}): {got:,} instead of "
-                                f"{want:,} ({how}). Is a number of the first written into the code? Read every "
-                                "size from cfg.")
-        raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} ({how}). Go through the "
-                            "parameter table: W_E, W_pos, per layer (attention, MLP with biases, 2 LayerNorms), "
-                            "a final LayerNorm, W_U.")
-    return passed(f"n_params is right: {count_config(CONFIGS[0]):,} and {count_config(CONFIGS[1]):,} for two test "
-                  "configs (d_model 12 and 20, 2 and 3 layers, heads of 5 and 6, d_mlp 40 and 31).")
+        counts.append((cfg, got, count_config(cfg)))
+    wrong = [(i, cfg, got, want) for i, (cfg, got, want) in enumerate(counts) if got != want]
+    if not wrong:
+        return passed(f"n_params is right: {count_config(CONFIGS[0]):,} and {count_config(CONFIGS[1]):,} for two "
+                      "test configs (d_model 12 and 20, 2 and 3 layers, heads of 5 and 6, d_mlp 40 and 31).")
+    i, cfg, got, want = wrong[0]
+    # the mistakes that explain every config's count; failing that, those that explain this config's
+    every = [k for k in range(len(_mistakes(cfg))) if all(_mistakes(c)[k][0] == w - g for c, g, w in counts)]
+    hint = " Or: ".join(_mistakes(cfg)[k][1] for k in every) or " Or: ".join(_hints(cfg, want - got))
+    if hint:
+        raise ExerciseError(f"{what} = {got:,}, but the model has {want:,}. {hint}")
+    how = f"{abs(want - got):,} too few" if want > got else f"{abs(want - got):,} too many"
+    if i > 0:
+        raise ExerciseError(f"{what} is right for the first test config but not for a second one (d_model "
+                            f"{cfg.d_model}, {cfg.n_layers} layers, {cfg.n_heads} heads of {cfg.d_head}, d_mlp "
+                            f"{cfg.d_mlp}, n_vocab {cfg.n_vocab}, n_ctx {cfg.n_ctx}): {got:,} instead of "
+                            f"{want:,} ({how}). Is a number of the first written into the code? Read every "
+                            "size from cfg.")
+    raise ExerciseError(f"{what} = {got:,}, but Transformer(cfg) has {want:,} ({how}). Go through the "
+                        "parameter table: W_E, W_pos, per layer (attention, MLP with biases, 2 LayerNorms), "
+                        "a final LayerNorm, W_U.")
 
 
 def _hints(cfg: Config, diff: int) -> list[str]:
-    """Every usual mistake that is off by exactly ``diff`` parameters (two can coincide on one config)."""
+    """Every usual mistake that is off by exactly ``diff`` parameters on this config."""
+    return [text for off, text in _mistakes(cfg) if off == diff]
+
+
+def _mistakes(cfg: Config) -> list[tuple[int, str]]:
+    """(how many parameters too few, what is missing) for every usual mistake, in one order for every config."""
     D, H, d, L, V, C, M = cfg.d_model, cfg.n_heads, cfg.d_head, cfg.n_layers, cfg.n_vocab, cfg.n_ctx, cfg.d_mlp
     per_layer = 4 * H * d * D + 2 * D * M + M + D + 4 * D
     hints = [
@@ -73,4 +84,4 @@ def _hints(cfg: Config, diff: int) -> list[str]:
             f"assumes n_heads * d_head = d_model, but here n_heads * d_head = {H} * {d} = {H * d} and d_model = {D}: "
             "W_Q, W_K, W_V and W_O each have n_heads * d_head * d_model entries.")),
     ]
-    return [text for off, text in hints if off == diff]
+    return hints

@@ -90,6 +90,15 @@ def masked(S: torch.Tensor) -> torch.Tensor:
     return S.masked_fill(causal_mask(n, S.device)[n - m:], float("-inf"))
 
 
+def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """The scores of every query against every key, before the mask: q^T k / sqrt(d_head).
+
+    q, k: (..., d_head, n), one column per token -> (..., n, n), row i = query i, column j = key j."""
+    if q.shape[-2] != k.shape[-2]:
+        raise ValueError(f"q and k must have the same d_head (rows): got {tuple(q.shape)} and {tuple(k.shape)}")
+    return q.mT @ k / math.sqrt(q.shape[-2])
+
+
 def softmax_star(S: torch.Tensor, mask: bool = True) -> torch.Tensor:
     """The post's softmax*: put -inf above the diagonal, then softmax each row.
 
@@ -176,7 +185,7 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
     q = hook("q", q if b_Q is None else q + b_Q[..., None])  # (..., n_heads, d_head, n)
     k = hook("k", k if b_K is None else k + b_K[..., None])  # (one bias column per head)
     v = hook("v", v if b_V is None else v + b_V[..., None])
-    S = q.mT @ k / math.sqrt(d_head)  # (..., n_heads, n, n)
+    S = scores(q, k)  # (..., n_heads, n, n)
     S = hook("S", masked(S) if mask else S)  # -inf where key j > query i: the cache shows softmax*'s input
     A = hook("A", softmax(S, dim=-1))  # softmax* (the mask is already in S); rows sum to 1
     r = hook("r", v @ A.mT)  # (..., n_heads, d_head, n)
