@@ -118,7 +118,9 @@ def compare(old: dict, new: dict, rtol: float = 1e-4, atol: float = 1e-4) -> lis
                 problems.append(f"{ck} {key}: shape/infinities {x['shape']}/{x['inf']} -> {y['shape']}/{y['inf']}")
                 continue
             scale = max(1.0, x["abs"] / max(1, torch.Size(x["shape"]).numel()))
-            pairs = [(x["sum"], y["sum"], x["abs"]), (x["abs"], y["abs"], x["abs"])] + \
+            # (a sum's tolerance grows with the sum of magnitudes, never below one unit: values measured in logits,
+            # such as patch_heads' restored differences of ~0.003, still move by ~1e-5 between CPUs, AMD EPYC included)
+            pairs = [(x["sum"], y["sum"], max(1.0, x["abs"])), (x["abs"], y["abs"], max(1.0, x["abs"]))] + \
                 [(u, v, scale) for u, v in zip(x["at"], y["at"])]
             for u, v, size in pairs:
                 if isinstance(u, str) or isinstance(v, str):
