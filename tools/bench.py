@@ -30,7 +30,7 @@ memory of loading it and of one 32-token forward pass with the cache, and that p
 < 250 ms for an explorer's redraw); notebook 11's heads explorer redrawn in the kernel, control by control; and, when
 notebook 11 is among those run, notebook 11 run again on a fresh kernel with GT_GPT2_DIR pointing at those weights,
 the branch a learner with GPT-2's weights takes: its time, its kernel's peak memory and its slowest cells (targets:
-< 2 minutes, < 1.5 GB, the memory the README asks for). ``--gpt2-browser`` times notebook 11's explorers in the
+< 2 minutes, < 1.5 GB, the memory docs/teaching.md asks for). ``--gpt2-browser`` times notebook 11's explorers in the
 browser on those weights too.
 
 Targets (2-core machine): each notebook < 30 s (08 < 15 s), series < 3 min, kernel
@@ -260,7 +260,7 @@ def verdict(ok: bool) -> str:
 GPT2_RSS_TARGET_MB, GPT2_FORWARD_TARGET_MS = 1000.0, 250.0
 GPT2_VS_REFERENCE = 1.2  # the series' model within 1.2x of transformers' time on the same weights and threads
 GPT2_NOTEBOOK_TARGET_S, GPT2_NOTEBOOK_RSS_TARGET_MB = 120.0, 1500.0  # notebook 11 run with GPT-2 Small: < 2 minutes,
-                                                                     # and the memory the README asks a learner for
+                                                                     # and the memory docs/teaching.md asks for
 
 _GPT2_PROBE = """
 import json, os, sys, time, torch
