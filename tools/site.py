@@ -45,7 +45,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 # The pages of docs/ the site shows after the notebooks, in this order (docs/margins.md and docs/check_limit.md are the
 # maintainers' records: a link to them goes to the repository)
-DOC_PAGES = ("notebooks", "teaching", "cloud", "site", "speed", "accessibility", "tests", "notation", "install")
+DOC_PAGES = ("notebooks", "teaching", "cloud", "site", "speed", "accessibility", "testing", "notation", "install")
 MATHJAX = SITE / "node_modules" / "mathjax" / "es5"
 # What the pages need of MathJax 3 (SVG output: its glyphs are inside the script, so no web font has to load,
 # which Chromium refuses from file://): the combined component, and the parts it loads on demand

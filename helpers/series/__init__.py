@@ -67,6 +67,7 @@ KEYS: dict[str, dict[str, type]] = {
     "claims": {"ledger": str},
 }
 IDIOM_KEYS = ("name", "section", "does")
+KINDS = {str: "a string", int: "a whole number", list: "a list", bool: "true or false"}
 
 
 class ManifestError(ValueError):
@@ -109,11 +110,12 @@ class Notebook:
 
 def _checked(data: dict, where: str) -> dict:
     """``data`` with every key of KEYS present and of its type, and no other; a ManifestError names the file."""
-    for table, keys in KEYS.items():
-        part = data if table == "" else data.get(table)
-        label = f"[{table}]" if table else "the top level"
-        if not isinstance(part, dict):
+    for table in KEYS:
+        if table and not isinstance(data.get(table), dict):
             raise ManifestError(f"{where}: no table [{table}]")
+    for table, keys in KEYS.items():
+        part = data if table == "" else data[table]
+        label = f"[{table}]" if table else "the top level"
         wanted = set(keys) | ({t for t in KEYS if t} if table == "" else set())
         extra, missing = set(part) - wanted, set(keys) - set(part)
         if extra or missing:
@@ -122,7 +124,7 @@ def _checked(data: dict, where: str) -> dict:
                 + ([f"has unknown {', '.join(sorted(extra))}"] if extra else [])))
         for key, kind in keys.items():
             if not isinstance(part[key], kind) or (kind is int and isinstance(part[key], bool)):
-                raise ManifestError(f"{where}: {label} {key} must be a {kind.__name__}")
+                raise ManifestError(f"{where}: {label} {key} must be {KINDS[kind]}")
     for idiom in data["idioms"]["shown"]:
         if not isinstance(idiom, dict) or sorted(idiom) != sorted(IDIOM_KEYS):
             raise ManifestError(f"{where}: each idiom is {{ name = ..., section = ..., does = ... }}, not {idiom}")
