@@ -212,6 +212,7 @@ def promise(text: str) -> str:
 
 
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+REMOTE_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)")
 
 
 def site_links(markdown: str, names: list[str], base: str = "") -> str:
@@ -219,7 +220,8 @@ def site_links(markdown: str, names: list[str], base: str = "") -> str:
     for a page of docs/). A notebook (notebooks/NN.ipynb or learn/NN.ipynb) -> its page, or its name alone where the
     page is not built (a build of a few notebooks); a page of DOC_PAGES -> that page; README -> the landing page;
     docs/model_map.svg -> the site's copy; any other file -> the file in the repository on GitHub (the branch of
-    pyproject.toml). Links to other hosts and to anchors of the same page stay as they are."""
+    pyproject.toml). Links to other hosts and to anchors of the same page stay as they are; an image from another host
+    (a Binder or Colab badge) becomes its words, since the site loads nothing from elsewhere."""
     repo, ref = repository()
 
     def link(m: re.Match) -> str:
@@ -239,6 +241,7 @@ def site_links(markdown: str, names: list[str], base: str = "") -> str:
         if path == "docs/model_map.svg":
             return f"{bang}[{text}](model_map.svg)"
         return f"{bang}[{text}](https://github.com/{repo}/blob/{ref}/{path}{'#' + anchor if anchor else ''})"
+    markdown = REMOTE_IMAGE.sub(lambda m: m[1], markdown)
     return LINK.sub(link, markdown)
 
 
