@@ -70,6 +70,7 @@ SLOW_FILES = {
     "test_seeds.py",             # notebooks again under other seeds and machine settings
     "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
     "test_site.py",              # the course site: every learner copy executed, Sphinx, the pages in Chromium
+    "test_add_a_notebook.py",    # a notebook added by CONTRIBUTING's checklists in a copy of the repository, checked
 }
 
 

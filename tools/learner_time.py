@@ -4,7 +4,8 @@
     .venv/bin/python -m tools.learner_time --write    # put the figures into each notebook's opening and README.md
 
 --write also puts each notebook's run time, as the bench measured it (docs/speed.md), into its opening ("Running
-every cell takes about N seconds", rounded up to 5 s), and README's table of notebooks (tools/series.py).
+every cell takes about N seconds", rounded up to 5 s), writes the learner copy of each notebook it changes, and
+README's table of notebooks (tools/series.py).
 
 The method (the rates are the assumptions; change them here and --write again):
 - prose: every word of a markdown cell, formulas included (a LaTeX command counts as a word), at 100 words a
@@ -141,7 +142,7 @@ def run_time_said(seconds: float) -> int:
 def write(estimates: list[dict]) -> list[str]:
     """Each notebook's opening: the estimate, and the run time the bench measured (docs/speed.md); README's totals
     and its table of notebooks (tools/series.py)."""
-    from tools import series
+    from tools import notebooks, series
 
     changed = []
     measured = measured_run_times()
@@ -162,7 +163,8 @@ def write(estimates: list[dict]) -> list[str]:
         new = opening(est) + (" " + tail if tail else "")
         if new != old:
             cell.source = cell.source.replace(old, new)
-            nbformat.write(nb, path)
+            notebooks.write(notebooks.cleaned(nb), path)
+            notebooks.write_learner_copy(nb, path)  # the learner copy's opening says the same
             changed.append(path.name)
     before = README.read_text(encoding="utf-8")
     text, n = TOTALS.subn(totals(estimates), before)
