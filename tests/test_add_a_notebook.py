@@ -209,14 +209,13 @@ EXERCISES = [
 
 
 def notebook_cells(nn: str) -> list:
-    """Step "Notebook": the opening, the cell the Colab cell goes into, the imports, the map, the lessons, the end."""
+    """Step "Notebook": the opening, the imports, the map, the lessons, the end (the Colab cell comes next)."""
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     return [
         md(f"# {nn} · Dot products\n\nMirrors the post's \"Moving information around\": the score of a query against "
            "a key is a dot product.\n\n**What you'll learn**\n- what a dot product adds up;\n- what a cosine "
            "measures.\n\n**What you need**: notebook 03.\n\n**About how long**: ... exercises. Running every cell "
            "takes about 0 seconds (the series' page \"Speed and memory\")."),
-        code(""),
         code("import torch\n\nimport helpers\nfrom helpers import checks\nfrom helpers.widgets.layernorm import "
              "LayerNormExplorer\n\nhelpers.setup(seed=0)"),
         code(f'from helpers.plots.model_map import show_map\n\nshow_map("{nn}")'),
