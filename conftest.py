@@ -70,6 +70,7 @@ SLOW_FILES = {
     "test_seeds.py",             # notebooks again under other seeds and machine settings
     "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
     "test_site.py",              # the course site: every learner copy executed, Sphinx, the pages in Chromium
+    "test_add_a_notebook.py",    # a notebook added by CONTRIBUTING's checklists in a copy of the repository, checked
 }
 
 
@@ -85,12 +86,21 @@ EACH_TEST_ALONE = {"test_determinism.py", "test_seeds.py", "test_pythons.py"}
 
 
 def _census_group() -> set[str]:
-    """The check tests (tests/message_census.py's CHECK_TESTS, read without importing it: importing it starts its
-    recording) and the census test's own file."""
-    tree = ast.parse((Path(__file__).parent / "tests" / "message_census.py").read_text(encoding="utf-8"))
-    value = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                 and getattr(node.targets[0], "id", "") == "CHECK_TESTS")
-    return set(ast.literal_eval(value)) | {"test_check_messages.py"}
+    """The check tests (tests/message_census.py's CHECK_TESTS: its SHARED_CHECK_TESTS and each notebook's manifest's
+    [checks] tests, read without importing message_census, whose import starts its recording, or helpers, which
+    imports torch) and the census test's own file."""
+    import importlib.util
+    import sys
+
+    root = Path(__file__).parent
+    tree = ast.parse((root / "tests" / "message_census.py").read_text(encoding="utf-8"))
+    shared = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                  and getattr(node.targets[0], "id", "") == "SHARED_CHECK_TESTS")
+    spec = importlib.util.spec_from_file_location("_gt_series", root / "helpers" / "series" / "__init__.py")
+    manifest = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # (its dataclasses look it up there)
+    spec.loader.exec_module(manifest)
+    return set(ast.literal_eval(shared)) | {t for nb in manifest.load() for t in nb.check_tests} | \
+        {"test_check_messages.py"}
 
 
 CENSUS_GROUP = _census_group()

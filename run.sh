@@ -105,7 +105,7 @@ ensure_editable() {
 
 NBGRADER_SERVER_EXTENSIONS="formgrader validate_assignment assignment_list course_list"
 
-# nbgrader comes with the series for instructors (README, "Teaching with it"); its menus and grading server
+# nbgrader comes with the series for instructors (docs/teaching.md, "Teaching with it"); its menus and grading server
 # stay out of the learners' JupyterLab and Notebook (and their start-up) until an instructor turns them on.
 # $1: the environment's jupyter command (set-up: the venv's; Binder's postBuild: `bash run.sh nbgrader-off`).
 nbgrader_off() {
@@ -151,7 +151,7 @@ Remove it (rm -rf $VENV) and run this again, or choose another folder with GT_VE
     2.13.0+cpu) echo "==> PyTorch $torch_now is already installed in $VENV: pip keeps it (no CUDA download)" ;;
     2.13.0*) ;;  # installed by an earlier set-up
     *) if [ "$(uname -s)" = Linux ]; then
-         echo "==> On Linux, PyTorch from PyPI brings its CUDA libraries (GBs): README.md, \"Platforms\", says how to avoid it"
+         echo "==> On Linux, PyTorch from PyPI brings its CUDA libraries (GBs): docs/install.md, \"What a Linux install downloads\", says how to avoid it"
        fi ;;
   esac
   echo "==> Installing the pinned packages into $VENV (minutes when new, seconds for an update)"

@@ -9,7 +9,7 @@ weight decay λ:
     θ ← θ − lr / (1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps)
 
 Why not ``torch.optim.AdamW``: building any ``torch.optim`` optimizer imports ``torch._dynamo`` and sympy, about
-65 MB in every kernel that trains (notebooks 02, 06, 08, 09, 10; README, "Speed and memory"), for these few
+65 MB in every kernel that trains (notebooks 02, 06, 08, 09, 10; docs/speed.md), for these few
 lines. This class does exactly the arithmetic of torch's single-tensor AdamW, the one torch runs on the CPU, in the
 same order, so a training run is bit for bit the one ``torch.optim.AdamW`` gives (tests/test_optim.py).
 """

@@ -23,7 +23,7 @@ import message_census
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = ROOT / "helpers" / "checks"
-CHECK_TESTS = message_census.CHECK_TESTS  # the tests that hand wrong answers to the checks
+CHECK_TESTS = message_census.CHECK_TESTS  # the tests that hand wrong answers to the checks (the notebooks' manifests)
 # tests that raise ExerciseError too but give right answers or whole notebooks (slow, and no message of their own)
 OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py", "test_answers.py",
                Path(__file__).name)
@@ -68,7 +68,8 @@ def test_the_census_reads_messages_and_nothing_else():
 def test_every_test_that_gives_a_check_wrong_answers_is_in_the_census():
     raising = {p.name for p in (ROOT / "tests").glob("test_*.py")
                if "ExerciseError" in p.read_text(encoding="utf-8")}
-    assert raising - set(CHECK_TESTS) - set(OTHER_TESTS) == set(), "add the new test file to CHECK_TESTS"
+    assert raising - set(CHECK_TESTS) - set(OTHER_TESTS) == set(), \
+        "name the new test file in its notebook's manifest (helpers/series/NN_name.toml, [checks] tests)"
 
 
 def test_every_message_of_every_check_is_given_by_a_test(tmp_path):

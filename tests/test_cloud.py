@@ -1,4 +1,4 @@
-"""Binder and Colab (README, "Binder and Colab"), checked offline: every link, the notebooks' Colab cell and
+"""Binder and Colab (docs/cloud.md, "Binder and Colab"), checked offline: every link, the notebooks' Colab cell and
 binder/ agree with pyproject.toml and requirements.txt; the Colab cell does nothing outside Colab and exactly
 the intended pip install in it; an installed (non-editable) helpers package finds and loads its checkpoints;
 binder/postBuild does what run.sh's set-up does."""
@@ -39,7 +39,7 @@ def test_everything_made_from_the_address_is_current():
 
 
 def test_every_link_and_install_names_the_repository_of_pyproject():
-    texts = {p.name: p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *NOTEBOOKS]}
+    texts = {p.name: p.read_text(encoding="utf-8") for p in [ROOT / "README.md", cloud.CLOUD_PAGE, *NOTEBOOKS]}
     found = 0
     for name, text in texts.items():
         for url in re.findall(r"https://(?:github\.com|mybinder\.org/v2/gh|colab\.research\.google\.com/github)"
@@ -47,7 +47,7 @@ def test_every_link_and_install_names_the_repository_of_pyproject():
             found += 1
             assert f"/{REPO}" in url, f"{name}: {url} is not {REPO} (pyproject.toml)"
             assert f"/{REF}" in url or f"@{REF}" in url, f"{name}: {url} is not branch {REF}"
-    assert found >= 2 * len(NOTEBOOKS) + len(NOTEBOOKS)  # README's links and badges, one install per notebook
+    assert found >= 2 * len(NOTEBOOKS) + len(NOTEBOOKS)  # docs/cloud.md's links and badges, one install per notebook
 
 
 def test_a_fork_rewrites_exactly_the_two_lines_of_pyproject():
@@ -200,7 +200,8 @@ def test_from_a_clone_the_checkpoints_are_the_clones():
 
 
 def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
-    """What Colab's pip install makes: a regular install, away from the source tree."""
+    """What Colab's pip install makes: a regular install, away from the source tree. It finds its checkpoints and the
+    notebooks' manifests (helpers/series/: the model map and the idioms a notebook shows)."""
     pytest.importorskip("setuptools", reason="building the wheel offline uses this environment's setuptools")
     src = tmp_path / "src"
     src.mkdir()
@@ -223,10 +224,13 @@ def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
     assert sorted(p.relative_to(site / "helpers") for p in (site / "helpers").rglob("*.py")) == \
         sorted(p.relative_to(ROOT / "helpers") for p in (ROOT / "helpers").rglob("*.py"))
     probe = ("import json, helpers\nfrom helpers.model import checkpoint\n"
+             "from helpers import idioms, series\nfrom helpers.plots import model_map\n"
              "model, meta = checkpoint.load_named('zero')\n"
              "print(json.dumps({'helpers': helpers.__file__, 'dir': str(checkpoint.checkpoints_dir()),"
              " 'names': sorted(p.name for p in checkpoint.checkpoints_dir().glob('*.safetensors')),"
-             " 'model': type(model).__name__, 'd_model': model.cfg.d_model}))")
+             " 'model': type(model).__name__, 'd_model': model.cfg.d_model,"
+             " 'manifests': [nb.name for nb in series.notebooks()], 'map': model_map.map_html('06'),"
+             " 'idioms': len(idioms.IDIOMS)}))")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -237,6 +241,11 @@ def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
     assert Path(seen["helpers"]).is_relative_to(site), "the installed copy, not the clone, was imported"
     assert seen["dir"] == str(site / "helpers" / "checkpoints")
     assert seen["names"] == shipped and seen["model"] == "Transformer" and seen["d_model"] > 0
+    from helpers import idioms, series
+    from helpers.plots import model_map
+
+    assert seen["manifests"] == [nb.name for nb in series.notebooks()] == [p.stem for p in NOTEBOOKS]
+    assert seen["map"] == model_map.map_html("06") and seen["idioms"] == len(idioms.IDIOMS) > 100
 
 
 def test_binder_start_applies_the_series_jupyter_settings_as_run_sh_lab_does(tmp_path):

@@ -1,5 +1,5 @@
-"""Hints that lead, not tell: no hint of an exercise holds code of that exercise's solution (issue 45, deliverable
-4; DESIGN §5, "Test the learner's view").
+"""Hints that lead, not tell: no hint of an exercise holds code of that exercise's solution (the learner's view is
+tested like the code: a hint is a step towards the answer, never the answer).
 
 A hint is a folded ``<details><summary>Hint …</summary>`` block of the exercise's heading cell
 (tools/notebooks.exercises finds the cells). A hint may ask a question, name the idea, give a shape or work a smaller

@@ -1,4 +1,4 @@
-"""What the learner sees speaks to the learner (DESIGN §5, "Test the learner's view"; issue 45, deliverable 2).
+"""What the learner sees speaks to the learner: the learner's view is tested like the code.
 
 Every visible cell of every notebook, in the series (notebooks/) and in the learner copies (learn/) — markdown, code
 and the outputs committed with it — holds no mark meant for the maintainers: no nbval marker (nbval reads cell tags

@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers import series
 from helpers.plots import model_map as mm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +26,13 @@ def faint_groups(svg: str) -> int:
     return sum(1 for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("opacity") == str(mm.FAINT))
 
 
-@pytest.mark.parametrize("notebook", sorted(mm.NOTEBOOK_PARTS))
+NUMBERS = [nb.number for nb in series.notebooks()]
+
+
+@pytest.mark.parametrize("notebook", NUMBERS)
 def test_each_notebook_marks_its_parts_and_says_so(notebook):
-    parts, faint, caption = mm.NOTEBOOK_PARTS[notebook]
+    entry = series.notebook(notebook)  # its manifest's [model_map]
+    parts, faint, caption = entry.map_marked, entry.map_faint, entry.map_caption
     assert not set(parts) & set(faint)                                   # a part is marked or missing, not both
     m = mm.ModelMap(notebook)
     svg = m.svg()
@@ -61,15 +66,15 @@ def test_plain_map_marks_nothing_and_ids_are_per_notebook():
     svg = mm.model_map_svg()
     assert "this notebook" not in svg and bold_texts(svg) == ["Where this sits in the model"]
     assert mm.map_text() == mm.WHOLE and faint_groups(svg) == 0
-    ids = [set(re.findall(r'id="([^"]+)"', mm.map_html(n))) for n in mm.NOTEBOOK_PARTS]
+    ids = [set(re.findall(r'id="([^"]+)"', mm.map_html(n))) for n in NUMBERS]
     assert all(not (a & b) for i, a in enumerate(ids) for b in ids[i + 1:])   # two maps on one page: no shared id
 
 
 def test_unknown_part_or_notebook_is_named():
     with pytest.raises(ValueError, match="no part of the model is called 'decoder'"):
         mm.model_map_svg(["attn", "decoder"])
-    with pytest.raises(ValueError, match="no notebook '12'"):
-        mm.map_html("12")
+    with pytest.raises(ValueError, match="no notebook '99'"):
+        mm.map_html("99")
 
 
 def test_every_notebook_opens_with_its_map():

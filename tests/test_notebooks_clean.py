@@ -117,11 +117,11 @@ def test_learner_copy_clears_solutions_and_each_check_says_so(path):
             f"exercise {e['number']}: the check calls {defined[0]} otherwise: {raised.value}"
 
 
-def test_readme_lists_every_exercise():
-    """The instructor table (README, "Every exercise") is the one the notebooks' headings give."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_teaching_page_lists_every_exercise():
+    """The instructor table (docs/teaching.md, "Every exercise") is the one the notebooks' headings give."""
+    page = nbtool.EXERCISES_PAGE.read_text(encoding="utf-8")
     table = nbtool.exercise_table(NOTEBOOKS)
-    assert nbtool.readme_with_table(readme, table) == readme, "run: python -m tools.notebooks exercises --write"
+    assert nbtool.with_exercise_table(page, table) == page, "run: python -m tools.notebooks exercises --write"
 
 
 def test_the_learner_copies_are_made_from_the_series():

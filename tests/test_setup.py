@@ -85,15 +85,26 @@ def test_every_package_has_exactly_one_pin_on_every_supported_python(python):
 
 
 def setup_section(readme: str) -> str:
-    """README's "Two commands" section (with its "Platforms" subsection), where the Pythons are named."""
+    """README's "Two commands" section, where the Pythons are named."""
     return readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]
 
 
-def test_readme_names_exactly_the_pythons_run_sh_supports():
-    section = setup_section((ROOT / "README.md").read_text())
-    named = set(re.findall(r"(?<![\d.])3\.\d{1,2}(?![\d.])", section))
+def install_section(page: str) -> str:
+    """docs/install.md's "Which Python" and "Platforms" sections."""
+    return page.split("## Which Python", 1)[1].split("\n## What a Linux install downloads", 1)[0]
+
+
+def pythons_named(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\d.])3\.\d{1,2}(?![\d.])", text))
+
+
+def test_readme_and_the_install_page_name_exactly_the_pythons_run_sh_supports():
+    named = pythons_named(setup_section((ROOT / "README.md").read_text()))
     assert named == set(SUPPORTED), f"README names {sorted(named)}, run.sh supports {SUPPORTED}"
-    assert "### Platforms" in section
+    section = install_section((ROOT / "docs" / "install.md").read_text())
+    named = pythons_named(section)
+    assert named == set(SUPPORTED), f"docs/install.md names {sorted(named)}, run.sh supports {SUPPORTED}"
+    assert "## Platforms" in section
 
 
 def test_readme_shows_exactly_the_two_commands_and_ci_runs_the_test_one():
@@ -106,7 +117,7 @@ def test_readme_shows_exactly_the_two_commands_and_ci_runs_the_test_one():
 def test_readme_lists_every_notebook():
     readme = (ROOT / "README.md").read_text()
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        assert nb.name in readme, f"README.md does not list {nb.name}"
+        assert f"](notebooks/{nb.name})" in readme, f"README.md does not link {nb.name}"
 
 
 # --- run.sh's choice of interpreter, with fake interpreters (they answer run.sh's version questions and
@@ -179,7 +190,7 @@ def test_run_sh_refuses_a_folder_that_is_not_a_virtual_environment(tmp_path):
 
 def test_nbgrader_stays_out_of_the_learners_jupyter():
     """run.sh setup installs nbgrader for instructors but switches its menus and grading server off
-    (README, "Teaching with it", says how to turn them on)."""
+    (docs/teaching.md, "Teaching with it", says how to turn them on)."""
     jupyter = Path(sys.executable).parent / "jupyter"
     out = subprocess.run([str(jupyter), "server", "extension", "list"], capture_output=True, text=True)
     listed = re.findall(r"(nbgrader\.server_extensions\.\w+) \S*(enabled|disabled)", out.stdout + out.stderr)

@@ -170,6 +170,22 @@ def test_build_has_a_page_per_notebook_in_series_order(built):
     assert built["times"]["total"] < 900, built["times"]
 
 
+def test_the_docs_pages_follow_the_notebooks(built):
+    """The pages of docs/ (tools/site.py's DOC_PAGES) are built, listed in the navigation after the notebooks, with
+    their own titles; a link to a file of the repository goes to the repository, not to a page that is not there."""
+    out = built["out"]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    last_notebook = max(index.find(f'href="{name}.html"') for name in NOTEBOOKS)
+    positions = [index.find(f'href="{name}.html"') for name in site.DOC_PAGES]
+    assert all(p > last_notebook for p in positions) and positions == sorted(positions), positions
+    for name in site.DOC_PAGES:
+        title = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        assert title in "".join(parsed(out / f"{name}.html").text), (name, title)
+    repo, ref = repository()
+    links = [value for _, value in parsed(out / "testing.html").links]
+    assert f"https://github.com/{repo}/blob/{ref}/docs/margins.md" in links
+
+
 def test_build_ran_offline(built):
     """The build ran under the suite's offline guard: this process, the kernels and sphinx-build (whose Python loads
     the guard from PYTHONPATH too) could not have fetched anything; the guard is real in the site's Python."""
@@ -517,11 +533,11 @@ def test_negative_control_a_page_that_does_not_load(built, chromium, tmp_path):
 
 # Colour contrast is axe's slowest rule by far (23 of 31 s on notebook 10's page on a loaded 2-core machine). It runs
 # on the pages that hold every kind of thing the site adds (the theme around a page, the landing page and search, code
-# cells, a check's output, the folded answers, the static explorers, MathJax); the notebooks' outputs themselves are
-# also audited with it in JupyterLab (tests/browser) and their colours are checked by tests/test_palette.py. Every
-# other rule runs on every page.
+# cells, a check's output, the folded answers, the static explorers, MathJax, a page of docs/); the notebooks' outputs
+# themselves are also audited with it in JupyterLab (tests/browser) and their colours are checked by
+# tests/test_palette.py. Every other rule runs on every page.
 CONTRAST_PAGES = {"index.html", "search.html", "01_bigrams.html", "04_attention_matrix.html",
-                  "10_circuits_and_cost.html"}
+                  "10_circuits_and_cost.html", "teaching.html"}
 
 
 def _axe(page, contrast: bool = True) -> list[str]:

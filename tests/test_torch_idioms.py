@@ -1,4 +1,4 @@
-"""PyTorch before use (DESIGN §5, "Test the learner's view"; issue 45, deliverable 3).
+"""PyTorch before use: the series assumes no PyTorch, and shows each operation before a learner needs it.
 
 No PyTorch is assumed, so every PyTorch idiom a learner meets — in a visible code cell or an exercise scaffold of a
 learner copy (learn/), in a folded hint or answer, or in the series' own solution of an exercise (what the exercise

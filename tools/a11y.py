@@ -2,7 +2,7 @@
 outputs (widgets, pictures, captions, tables, markdown), counted by impact; JupyterLab's own interface reported apart.
 
     bash run.sh a11y [NN ...]      # every notebook, or those named by number
-    bash run.sh a11y --write       # also put the table in README.md (between its a11y markers)
+    bash run.sh a11y --write       # also put the table in docs/accessibility.md (between its a11y markers)
 
 Prints a table per notebook and writes artifacts/a11y/report.md and report.json. The browser test
 (tests/browser/test_widgets_in_browser.py) requires no critical or serious violation in any notebook's outputs."""
@@ -31,14 +31,21 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
-    """Replace the table between README.md's a11y markers (only after a run of every notebook)."""
-    readme = ROOT / "README.md"
-    start, end = "<!-- a11y: start (bash run.sh a11y) -->\n", "<!-- a11y: end -->"
-    s = readme.read_text(encoding="utf-8")
-    i, j = s.index(start) + len(start), s.index(end)
-    readme.write_text(s[:i] + text + "\n" + s[j:], encoding="utf-8")
-    print("README.md: table written")
+PAGE = ROOT / "docs" / "accessibility.md"
+MARKS = ("<!-- a11y: start (bash run.sh a11y --write) -->\n", "<!-- a11y: end -->")
+
+
+def write_page(text: str, axe: str, day: str | None = None) -> None:
+    """Replace the table between docs/accessibility.md's a11y markers, with the day and axe-core's version (only
+    after a run of every notebook)."""
+    import datetime
+
+    day = day or datetime.date.today().isoformat()
+    s = PAGE.read_text(encoding="utf-8")
+    i, j = s.index(MARKS[0]) + len(MARKS[0]), s.index(MARKS[1])
+    PAGE.write_text(s[:i] + f"Run on {day} with axe-core {axe}, after Run All:\n\n" + text + "\n" + s[j:],
+                    encoding="utf-8")
+    print(f"{PAGE.relative_to(ROOT)}: table written")
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +78,7 @@ def main(argv: list[str]) -> int:
                                    encoding="utf-8")
     print(f"\naxe-core {rows[0]['axe'] if rows else '?'}, after Run All\n\n{text}")
     if "--write" in argv and not wanted:
-        write_readme(text)
+        write_page(text, rows[0]["axe"] if rows else "?")
     return 1 if any(r["ours"]["counts"]["critical"] or r["ours"]["counts"]["serious"] for r in rows) else 0
 
 

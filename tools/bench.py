@@ -5,6 +5,7 @@
     bash run.sh bench --no-browser           skip the browser part
     bash run.sh bench --no-run               only the browser part
     bash run.sh bench --presses 40 --json artifacts/bench.json
+    bash run.sh bench --no-browser --write   also write each notebook run's row into docs/speed.md
 
 Per notebook: the time to run every cell on a fresh kernel (kernel start-up shown apart), and the
 kernel's peak resident memory (VmHWM from /proc, read just before the kernel shuts down).
@@ -25,12 +26,16 @@ changed from the keyboard in JupyterLab. One row per control: notebook, explorer
 keys), control label, kind, n, median and max ms, state matched, ok/MISS against the targets.
 ``--json`` writes every sample and every recorded state.
 
-Then GPT-2 Small's shapes with random weights written in the Hub's layout (helpers.gpt2.write_random): the peak
+``--write`` puts the notebooks' run times and peak memory into docs/speed.md's table (a row per notebook, with
+the day, the CPU and the load average), keeping the rows of notebooks not run, and adds up the series' total.
+
+Then, when notebook 11 is among those run, GPT-2 Small's shapes with random weights written in the Hub's layout
+(helpers.gpt2.write_random): the peak
 memory of loading it and of one 32-token forward pass with the cache, and that pass's time (targets: < 1 GB,
 < 250 ms for an explorer's redraw); notebook 11's heads explorer redrawn in the kernel, control by control; and, when
 notebook 11 is among those run, notebook 11 run again on a fresh kernel with GT_GPT2_DIR pointing at those weights,
 the branch a learner with GPT-2's weights takes: its time, its kernel's peak memory and its slowest cells (targets:
-< 2 minutes, < 1.5 GB, the memory the README asks for). ``--gpt2-browser`` times notebook 11's explorers in the
+< 2 minutes, < 1.5 GB, the memory docs/teaching.md asks for). ``--gpt2-browser`` times notebook 11's explorers in the
 browser on those weights too.
 
 Targets (2-core machine): each notebook < 30 s (08 < 15 s), series < 3 min, kernel
@@ -45,6 +50,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -260,7 +266,7 @@ def verdict(ok: bool) -> str:
 GPT2_RSS_TARGET_MB, GPT2_FORWARD_TARGET_MS = 1000.0, 250.0
 GPT2_VS_REFERENCE = 1.2  # the series' model within 1.2x of transformers' time on the same weights and threads
 GPT2_NOTEBOOK_TARGET_S, GPT2_NOTEBOOK_RSS_TARGET_MB = 120.0, 1500.0  # notebook 11 run with GPT-2 Small: < 2 minutes,
-                                                                     # and the memory the README asks a learner for
+                                                                     # and the memory docs/teaching.md asks for
 
 _GPT2_PROBE = """
 import json, os, sys, time, torch
@@ -360,6 +366,59 @@ print(json.dumps({"vs_transformers": vs, "base_mb": base, "load_mb": loaded, "fo
 """
 
 
+SPEED_PAGE = ROOT / "docs" / "speed.md"
+SPEED_MARKS = ("<!-- bench: start (bash run.sh bench --no-browser --write) -->", "<!-- bench: end -->")
+SPEED_ROW = re.compile(r"^\| (\d\d_\w+) \| .* \|$")
+
+
+def machine(load_start: float, load_end: float) -> str:
+    """The day, the CPU and the load, as docs/speed.md's rows say them: "2026-12-08, 2 cores of an Intel Xeon ...
+    (AVX-512), load 1.2-1.4"."""
+    import datetime
+
+    model, flags = "an unknown CPU", set()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "an unknown CPU":
+                model = " ".join(value.split())
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2, no AVX-512" if "avx2" in flags else ""
+    lo, hi = sorted((load_start, load_end))
+    load = f"{lo:.1f}" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}"
+    return f"{datetime.date.today().isoformat()}, {cores} cores of {model}{f' ({isa})' if isa else ''}, load {load}"
+
+
+def speed_table(rows: dict[str, tuple[str, str, str]]) -> str:
+    """docs/speed.md's table: a row per notebook (run time, peak memory, when and where), then the series' total."""
+    lines = ["| notebook | run all, fresh kernel | peak kernel memory | measured |", "|---|---|---|---|"]
+    lines += [f"| {name} | {run} | {peak} | {where} |" for name, (run, peak, where) in sorted(rows.items())]
+    total = sum(float(run.removesuffix(" s")) for run, _, _ in rows.values())
+    return "\n".join(lines + [f"| the series (the rows added up) | {total:.1f} s | | |"])
+
+
+def write_speed_page(runs: list[dict], where: str, page: Path = SPEED_PAGE) -> None:
+    """Each notebook run's row of docs/speed.md's table rewritten (a new notebook gets a row); the others kept."""
+    text = page.read_text(encoding="utf-8")
+    head, rest = text.split(SPEED_MARKS[0])
+    body, tail = rest.split(SPEED_MARKS[1])
+    rows = {}
+    for line in body.strip().splitlines():
+        m = SPEED_ROW.match(line)
+        if m:
+            _, run, peak, measured = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[m[1]] = (run, peak, measured)
+    for run in runs:
+        if run["error"]:
+            print(f"{run['notebook']}: not written to {page.name}, it failed: {run['error']}")
+            continue
+        rows[run["notebook"]] = (f"{run['run_s']:.1f} s", f"{run['rss_mb']:.0f} MB", where)
+    page.write_text(f"{head}{SPEED_MARKS[0]}\n{speed_table(rows)}\n{SPEED_MARKS[1]}{tail}", encoding="utf-8")
+    print(f"wrote {len(runs)} row(s) into {page.relative_to(ROOT) if page.is_relative_to(ROOT) else page}")
+
+
 def gpt2_figures(folder: str) -> dict:
     """GPT-2 Small's shapes with random weights in the Hub's layout in ``folder`` (``gpt2_weights``; the same bytes
     and cost as the real ones, which no machine here can fetch): the kernel's peak memory after loading and after
@@ -418,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-run", action="store_true", help="skip the notebook runs (latency only)")
     ap.add_argument("--presses", type=int, default=20, help="timed changes per control")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--write", action="store_true", help="write the notebook runs' rows into docs/speed.md")
     ap.add_argument("--gpt2-browser", action="store_true",
                     help="also time notebook 11's explorers in the browser on GPT-2 Small's shapes (a few minutes)")
     args = ap.parse_args(argv)
@@ -427,8 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         print("no notebooks found in notebooks/")
         return 1
+    load_start = os.getloadavg()[0]
     print(f"Gentle Transformers benchmark · {os.cpu_count()} cores · GT_THREADS={os.environ['GT_THREADS']} · "
-          f"load average {os.getloadavg()[0]:.2f} at start (shared machine: figures +-30 %)\n")
+          f"load average {load_start:.2f} at start (shared machine: figures +-30 %)\n")
     result = {"notebooks": [], "widgets": []}
     eleven = [path for path in paths if path.name.startswith("11")]
     with contextlib.ExitStack() as stack:
@@ -439,7 +500,10 @@ def main(argv: list[str] | None = None) -> int:
                 folder.append(stack.enter_context(gpt2_weights()))
             return folder[0]
         _main_parts(args, paths, eleven, result, weights)
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    load_end = os.getloadavg()[0]
+    print(f"load average {load_end:.2f} at the end")
+    if args.write and result["notebooks"]:
+        write_speed_page(result["notebooks"], machine(load_start, load_end))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1))
@@ -464,6 +528,7 @@ def _main_parts(args, paths: list[Path], eleven: list[Path], result: dict, weigh
         result["series_s"] = total
         print(f"{'series (run all, summed)':<28}{'':>13}{total:>8.1f} s{'':>11}   < {SERIES_TARGET_S:.0f} s"
               f"{'':>10}{verdict(total < SERIES_TARGET_S)}\n")
+    if not args.no_run and eleven:  # GPT-2 Small's shapes: a few minutes and ~500 MB of weights, for notebook 11 only
         g = result["gpt2"] = gpt2_figures(weights())
         if "error" in g:
             print(f"GPT-2 Small shapes: {g['error']}\n")

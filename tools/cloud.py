@@ -7,7 +7,7 @@ writes (``--repo`` first rewrites pyproject.toml's two lines, e.g. for a fork):
 - the Colab cell, the first code cell of every notebook: in Colab only, it pip-installs the helpers package
   from the repository with its ``colab`` extra (what Colab lacks, pinned as in requirements.txt), then goes on;
   anywhere else it does nothing;
-- README.md's badges (top) and the "Binder and Colab" links (in "Teaching with it");
+- README.md's badges (top) and the links of every notebook on docs/cloud.md ("Binder and Colab");
 - binder/requirements.txt: requirements.txt's pins for Binder's Python (binder/runtime.txt) without the test
   tools, with PyTorch's CPU-only build of the same version.
 
@@ -33,6 +33,7 @@ except ModuleNotFoundError:  # Python 3.10: pytest brings tomli
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
 README = ROOT / "README.md"
+CLOUD_PAGE = ROOT / "docs" / "cloud.md"
 BINDER = ROOT / "binder"
 REQUIREMENTS = ROOT / "requirements.txt"
 PACKAGE = "gentle-transformers-helpers"  # pyproject's [project] name
@@ -92,7 +93,7 @@ def pip_target(repo: str, ref: str) -> str:
 def colab_cell(repo: str, ref: str) -> str:
     """The first code cell of every notebook (plain Python, so a test can run it)."""
     return f"""{COLAB_HEAD}: this series' helpers package with its trained models,
-# and the corpus and word-vector packages (README, "Binder and Colab"). Anywhere else it does nothing.
+# and the corpus and word-vector packages (the series' page "Binder and Colab"). Anywhere else it does nothing.
 import sys
 
 if "google.colab" in sys.modules:
@@ -135,7 +136,7 @@ def badges(repo: str, ref: str, first: str) -> str:
 
 
 def links(repo: str, ref: str, names: list[str]) -> str:
-    """README's table: each notebook on Binder and in Colab."""
+    """docs/cloud.md's table: each notebook on Binder and in Colab."""
     rows = [f"[![Binder]({BINDER_BADGE})]({binder_url(repo, ref)}) the whole series in JupyterLab on Binder "
             f"(`{repo}`, branch `{ref}`)", "", "| notebook | Binder | Colab |", "|---|---|---|"]
     rows += [f"| {n} | [open]({binder_url(repo, ref, n)}) | "
@@ -204,9 +205,8 @@ def wanted() -> dict[Path, str]:
         nb = with_colab_cell(nbformat.read(path, as_version=4), cell)
         out[path] = nbformat.writes(cleaned(nb)) + "\n"
     names = [p.name for p in notebook_paths()]
-    readme = README.read_text(encoding="utf-8")
-    readme = between(readme, BADGES, badges(repo, ref, names[0]))
-    out[README] = between(readme, LINKS, links(repo, ref, names))
+    out[README] = between(README.read_text(encoding="utf-8"), BADGES, badges(repo, ref, names[0]))
+    out[CLOUD_PAGE] = between(CLOUD_PAGE.read_text(encoding="utf-8"), LINKS, links(repo, ref, names))
     out[BINDER / "requirements.txt"] = binder_requirements()
     return out
 

@@ -1,4 +1,4 @@
-"""A local JupyterHub serving the series to a few users, the way a class gets it (README, "Teaching with it").
+"""A local JupyterHub serving the series to a few users, the way a class gets it (docs/teaching.md).
 
     python -m tools.hub [--users 3] [--port 8000] [--ip 127.0.0.1]      (what `bash run.sh hub` runs)
 
@@ -12,14 +12,14 @@ Everything runs offline, in a private working folder that is removed on exit:
 * **JupyterHub** with a test login (``DummyAuthenticator``: the listed users, one shared password), behind
   **configurable-http-proxy** from its npm package (``tools/proxy``; ``bash run.sh hub`` installs it when Node.js
   and npm are present). Idle servers are culled by **jupyterhub-idle-culler** (a hub service), idle kernels
-  inside each server by the server itself — the settings the README recommends for a class.
+  inside each server by the server itself — the settings docs/teaching.md recommends for a class.
 * **each user's own server**: run as root, and when other users can run this environment's Python, every user
   is a real Unix account (``gt-student1``, ...; created on first use, marked as this tool's) started by
   ``LocalProcessSpawner`` in its own home; otherwise ``SimpleLocalProcessSpawner`` gives each user a separate
   home folder under the working folder (``Hub.mode`` says which, ``Hub.mode_reason`` why).
 
 ``Hub`` is also the fixture of tests/browser/test_hub.py, which logs three users in at once in Chromium;
-``user_memory`` reads what each user's server and kernels use (the README's memory per student).
+``user_memory`` reads what each user's server and kernels use (docs/teaching.md's memory per student).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ CHP = PROXY_DIR / "node_modules" / ".bin" / "configurable-http-proxy"
 REPO_NAME = "gentle-transformers"  # the folder nbgitpuller makes in each user's home
 UNIX_PREFIX = "gt-"
 UNIX_MARK = "Gentle Transformers hub test user"  # the GECOS field of the accounts this tool made
-CULL_SERVERS_S, CULL_KERNELS_S = 3600, 1800  # a class's idle limits (README): servers after 1 h, kernels 30 min
+CULL_SERVERS_S, CULL_KERNELS_S = 3600, 1800  # a class's idle limits (docs/teaching.md): servers 1 h, kernels 30 min
 
 
 def proxy_problem() -> str | None:
@@ -204,7 +204,7 @@ class Hub:
         spawner = "localprocess" if self.mode == "unix-users" else "simple"
         api_port = jlab.free_port()
         args = ["--ServerApp.terminals_enabled=False",
-                # idle kernels are shut down by each user's server (README, "Teaching with it")
+                # idle kernels are shut down by each user's server (docs/teaching.md)
                 f"--MappingKernelManager.cull_idle_timeout={CULL_KERNELS_S}",
                 "--MappingKernelManager.cull_interval=300",
                 # nothing fetched about Jupyter's news or versions (the question itself is off: JUPYTER_CONFIG_PATH)

@@ -1,5 +1,5 @@
-"""The PyTorch idioms a learner meets in the series, read off the learner copies (DESIGN §5, "Test the learner's view";
-issue 45, deliverable 3).
+"""The PyTorch idioms a learner meets in the series, read off the learner copies (the series assumes no PyTorch: each
+operation is shown before a learner needs it).
 
     python -m tools.idioms              every idiom's first use, in the order a learner meets them
     python -m tools.idioms --solutions  the idioms of the series' own solutions, exercise by exercise

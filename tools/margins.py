@@ -62,19 +62,16 @@ SETTINGS: dict[str, dict[str, str]] = {
 PERTURBED = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")  # removed from the environment first
 
 
-# The helper functions whose code is part of each notebook's recipe (their source goes into the recipe hash).
-RECIPE_FUNCTIONS = {
-    "02_zero_layer": ["helpers.train.fresh_model", "helpers.train.train", "helpers.train.fit_to_counts",
-                      "helpers.train.evaluate", "helpers.optim.AdamW", "helpers.tokens.random_windows"],
-    "06_mlp": ["helpers.train.fresh_model", "helpers.facts.compare_fact_models", "helpers.facts.train_facts",
-               "helpers.facts.FactsTask", "helpers.optim.AdamW"],
-    "09_induction_heads": ["helpers.train.fresh_model", "helpers.induction.config", "helpers.induction.train_induction",
-                           "helpers.induction.copy_batch", "helpers.induction.copy_loss",
-                           "helpers.induction.probe_tokens", "helpers.induction.copy_by_position",
-                           "helpers.induction.pair_at", "helpers.optim.AdamW"],
-    "05_multiple_heads": ["helpers.cost.random_results", "helpers.cost.stacked", "helpers.cost.heads_added",
-                          "helpers.cost.time_combining"],
-}
+# The notebooks whose claims come from a live run, and the helper functions whose code is part of each one's recipe
+# (their source goes into the recipe hash): read from each notebook's manifest, helpers/series/NN_name.toml,
+# [training] live and recipe_functions.
+def _live() -> dict[str, list[str]]:
+    from helpers import series
+
+    return {nb.name: list(nb.recipe_functions) for nb in series.notebooks() if nb.trains_live}
+
+
+RECIPE_FUNCTIONS = _live()
 LIVE = list(RECIPE_FUNCTIONS)   # the notebooks whose claims come from a live run: each states them with claim(...)
 TRAINS = ("fresh_model(", "train(", "train_induction(", "fit_to_counts(", "compare_fact_models(")
 

@@ -5,7 +5,7 @@
     python -m tools.notebooks check   [NOTEBOOK ...]   exit 1 if any notebook or learner copy is not current
     python -m tools.notebooks learner OUTDIR [NOTEBOOK ...]  copies without the exercise solutions
     python -m tools.notebooks course  DIR                  an nbgrader course folder holding the series
-    python -m tools.notebooks exercises [--write]           the instructor table of every exercise
+    python -m tools.notebooks exercises [--write]           every exercise (--write: into docs/teaching.md)
     python -m tools.notebooks cloud [--repo owner/name[@ref]] [--check]  the Colab cells, Binder and Colab links
                                                             (tools/cloud.py)
 
@@ -162,8 +162,12 @@ TABLE_START = "<!-- exercises: start (python -m tools.notebooks exercises --writ
 TABLE_END = "<!-- exercises: end -->"
 
 
-def readme_with_table(readme: str, table: str) -> str:
-    head, rest = readme.split(TABLE_START)
+EXERCISES_PAGE = ROOT / "docs" / "teaching.md"  # "Every exercise", the instructors' table
+
+
+def with_exercise_table(page: str, table: str) -> str:
+    """``page`` (docs/teaching.md's text) with the table between its exercises markers replaced by ``table``."""
+    head, rest = page.split(TABLE_START)
     _, tail = rest.split(TABLE_END)
     return f"{head}{TABLE_START}\n{table}\n{TABLE_END}{tail}"
 
@@ -245,9 +249,9 @@ def main(argv: list[str]) -> int:
     if argv[0] == "exercises":
         table = exercise_table(notebooks([]))
         if argv[1:] == ["--write"]:
-            readme = ROOT / "README.md"
-            readme.write_text(readme_with_table(readme.read_text(encoding="utf-8"), table), encoding="utf-8")
-            print(f"wrote the table of exercises into {readme}")
+            page = EXERCISES_PAGE
+            page.write_text(with_exercise_table(page.read_text(encoding="utf-8"), table), encoding="utf-8")
+            print(f"wrote the table of exercises into {page.relative_to(ROOT)}")
         else:
             print(table)
         return 0

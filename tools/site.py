@@ -10,7 +10,10 @@
    alternative), the control values it was drawn for and one line on how to move it live (``static_explorer``);
    after each exercise's check, the series' answer folded (``<details>``, closed: opened only by a reader who asks).
 3. Writes the landing page (``landing``) from README.md's own text: the promise and who it is for, the model map
-   with its text alternative, the notebooks' table and the learner-time estimate, so it cannot drift from README.
+   with its text alternative, the notebooks' table and the learner-time estimate, so it cannot drift from README;
+   its table of contents lists the pages in the series' order, under the caption each notebook's manifest names
+   (helpers/series/, [site] section), then the pages of docs/ a reader may want (``DOC_PAGES``), their links into
+   the repository made the site's (``site_links``).
 4. Runs Sphinx (MyST-NB, sphinx-book-theme; ``site/conf.py``) from the site's own environment, with MathJax copied
    from npm (``site/node_modules``) into the pages' ``_static``: nothing is fetched at build or view time. The site
    holds only what a reader needs: Sphinx's cache stays with the sources, its build record and the themes' template
@@ -25,6 +28,7 @@ import argparse
 import html
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -41,6 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LEARN = ROOT / "learn"
 SITE = ROOT / "site"
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+# The pages of docs/ the site shows after the notebooks, in this order (docs/margins.md and docs/check_limit.md are the
+# maintainers' records: a link to them goes to the repository)
+DOC_PAGES = ("notebooks", "teaching", "cloud", "site", "speed", "accessibility", "testing", "notation", "install")
 MATHJAX = SITE / "node_modules" / "mathjax" / "es5"
 # What the pages need of MathJax 3 (SVG output: its glyphs are inside the script, so no web font has to load,
 # which Chromium refuses from file://): the combined component, and the parts it loads on demand
@@ -206,12 +214,60 @@ def promise(text: str) -> str:
     return body.split("\n## ", 1)[0].strip()
 
 
-def site_links(markdown: str, names: list[str]) -> str:
-    """README's links into the repository made the site's: notebooks/NN.ipynb -> the page NN (a document), or its
-    name alone where the page is not built (a build of a few notebooks)."""
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+REMOTE_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:https?:)?//[^)\s]+\)")
+
+
+def site_links(markdown: str, names: list[str], base: str = "") -> str:
+    """Links into the repository made the site's; ``base`` is the folder they are written from ("" for README, "docs"
+    for a page of docs/). A notebook (notebooks/NN.ipynb or learn/NN.ipynb) -> its page, or its name alone where the
+    page is not built (a build of a few notebooks); a page of DOC_PAGES -> that page; README -> the landing page;
+    docs/model_map.svg -> the site's copy; any other file -> the file in the repository on GitHub (the branch of
+    pyproject.toml). Links to other hosts and to anchors of the same page stay as they are; an image from another host
+    (a Binder or Colab badge) becomes its words, since the site loads nothing from elsewhere."""
+    repo, ref = repository()
+
     def link(m: re.Match) -> str:
-        return f"[{m[1]}]({m[2]}.ipynb)" if m[2] in names else m[1]
-    return re.sub(r"\[([^\]]*)\]\(notebooks/(\d\d_\w+)\.ipynb\)", link, markdown)
+        bang, text, target = m[1], m[2], m[3]
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            return m[0]
+        path, _, anchor = target.partition("#")
+        path = posixpath.normpath(posixpath.join(base, path))
+        hit = re.fullmatch(r"(?:notebooks|learn)/(\d\d_\w+)\.ipynb", path)
+        if hit:
+            return f"{bang}[{text}]({hit[1]}.ipynb)" if hit[1] in names else text
+        hit = re.fullmatch(r"docs/(\w+)\.md", path)
+        if hit and hit[1] in DOC_PAGES:
+            return f"{bang}[{text}]({hit[1]}.md{'#' + anchor if anchor else ''})"
+        if path == "README.md":
+            return f"{bang}[{text}](index.md)"
+        if path == "docs/model_map.svg":
+            return f"{bang}[{text}](model_map.svg)"
+        return f"{bang}[{text}](https://github.com/{repo}/blob/{ref}/{path}{'#' + anchor if anchor else ''})"
+    markdown = REMOTE_IMAGE.sub(lambda m: m[1], markdown)
+    return LINK.sub(link, markdown)
+
+
+def doc_page(name: str, names: list[str]) -> str:
+    """docs/NAME.md as the site's page NAME.md: its links made the site's."""
+    return site_links((DOCS / f"{name}.md").read_text(encoding="utf-8"), names, base="docs")
+
+
+def toctrees(names: list[str]) -> str:
+    """The landing page's tables of contents: the notebooks built, in the series' order, under their manifests' [site]
+    section captions; then the pages of docs/."""
+    from helpers import series
+
+    sections: dict[str, list[str]] = {}
+    for nb in series.notebooks():
+        if nb.name in names:
+            sections.setdefault(nb.site_section, []).append(nb.name)
+    missing = sorted(set(names) - {n for pages in sections.values() for n in pages})
+    if missing:
+        raise SiteError(f"no manifest (helpers/series/) for {', '.join(missing)}: its place on the site is unknown.")
+    sections["About the series"] = list(DOC_PAGES)
+    return "\n\n".join(f"```{{toctree}}\n:maxdepth: 1\n:caption: {caption}\n:hidden:\n\n" + "\n".join(pages) + "\n```"
+                       for caption, pages in sections.items())
 
 
 def landing(names: list[str]) -> str:
@@ -221,23 +277,25 @@ def landing(names: list[str]) -> str:
     notebooks = readme_section(text, "## The notebooks")
     map_line = next(line for line in notebooks.splitlines() if line.startswith("![") and "model_map.svg" in line)
     table = "\n".join(line for line in notebooks.splitlines() if line.startswith("|"))
-    after_table = notebooks.split(table, 1)[1].strip() if table else ""
+    before_table, after_table = notebooks.split(table, 1) if table else (notebooks, "")
+    before_table = before_table.split(map_line, 1)[1].strip()  # what README says under the map
     return "\n\n".join([
         "# Gentle Transformers",
-        promise(text),
+        site_links(promise(text), names),
         map_line.replace("](docs/model_map.svg)", "](model_map.svg)"),
         "## The notebooks",
         "Each page is a notebook of the series, run from top to bottom when the site was built, with the exercises "
         "blank as a learner gets them (each check then says \"not written yet\"; the series' answer is folded under "
         "it). The explorers show the picture they drew then; to move them, run the series yourself: "
         f"`git clone https://github.com/{repo}` then `bash run.sh lab`, or open it on "
-        f"[Binder]({binder_url(repo, ref)}) (README, \"Two commands\" and \"Binder and Colab\").",
+        f"[Binder]({binder_url(repo, ref)}) (README, \"Two commands\", and [Binder and Colab](cloud.md)).",
+        site_links(before_table, names),
         # (a class for the site's CSS: on a phone, one block per notebook instead of a table 5 columns wide)
         "```{container} gt-notebooks\n" + site_links(table, names) + "\n```",
-        site_links(after_table, names),
+        site_links(after_table.strip(), names),
         "### Learner time",
-        readme_section(text, "### Learner time"),
-        "```{toctree}\n:maxdepth: 1\n:caption: The series\n:hidden:\n\n" + "\n".join(names) + "\n```",
+        site_links(readme_section(text, "### Learner time"), names),
+        toctrees(names),
     ]) + "\n"
 
 
@@ -293,6 +351,8 @@ def build(out: Path, work: Path, sphinx: Path, names: list[str] | None = None, l
         nbformat.write(page_notebook(nb, path.name), work / path.name)
     times["execute"] = round(time.perf_counter() - start, 1)
     (work / "index.md").write_text(landing([p.stem for p in paths]), encoding="utf-8")
+    for name in DOC_PAGES:
+        (work / f"{name}.md").write_text(doc_page(name, [p.stem for p in paths]), encoding="utf-8")
     t = time.perf_counter()
     if out.exists():
         shutil.rmtree(out)

@@ -8,8 +8,10 @@ SVG, and each notebook opens with it, its own part marked.
 
     model_map_svg(parts)     the SVG string: ``parts`` (names in ``PARTS``) drawn marked, the rest plain
     map_text(parts, faint)   its text alternative: what is marked, what is missing, then the whole model in words
-    NOTEBOOK_PARTS           notebook -> (parts marked, parts its models lack (drawn faint), a caption)
     show_map(notebook)       display the map of notebook "01" ... "11" in a cell, with its caption
+
+Which parts each notebook marks, which its models lack and the caption under its map are in the notebook's manifest
+(helpers/series/, the ``[model_map]`` table).
 
 A marked part is told apart by more than colour: a thicker outline, bold text and a "this notebook" (or, on a small
 box, "here") label; parts the notebook's models lack are drawn faint and dashed. The SVG carries ``role="img"``, a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import html
 
+from helpers import series
 from helpers.plots.palette import BLUE, GREY, INK, MARK_FILL, MARK_STROKE, MARK_TEXT, PLAIN_FILL, WHITE
 
 # part name -> what it is, in words for the text alternative
@@ -39,48 +42,6 @@ PARTS: dict[str, str] = {
                 "leaves it out)",
     "unembed": "the unembedding W_U, which gives one logit per vocabulary token",
     "probs": "the next-token probabilities (in a Transformer, softmax of each position's logits)",
-}
-LAYERNORMS = ("ln1", "ln2", "ln_final")
-BLOCK = ("ln1", "attn", "ln2", "mlp", "layers")
-ATTENTION_ONLY = ("ln1", "ln2", "mlp", "ln_final")   # the parts an attention-only model without LayerNorm lacks
-
-# notebook -> (parts marked, parts its models do not have (drawn faint), what the notebook shows of the marked ones)
-NOTEBOOK_PARTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "01": (("tokens", "bigram", "probs"), ("embed", "stream", *BLOCK, "ln_final", "unembed"),
-           "Notebook 01 has no Transformer yet: a bigram table goes from the last token straight to the "
-           "next-token probabilities."),
-    "02": (("tokens", "embed", "stream", "unembed", "probs"), (*BLOCK, "ln_final"),
-           "Notebook 02 builds the two ends: the embedding starts the residual stream and the unembedding reads "
-           "it, with no block in between (a zero-layer Transformer)."),
-    "03": (("attn",), ATTENTION_ONLY,
-           "Notebook 03 opens attention for one query, the last token's, in a one-layer model with one head and "
-           "no MLP or LayerNorm, like the post's simplified model."),
-    "04": (("attn",), ATTENTION_ONLY,
-           "Notebook 04 gives every token a query: the whole attention matrix, with the causal mask (its models "
-           "are attention-only)."),
-    "05": (("attn",), ATTENTION_ONLY,
-           "Notebook 05 splits attention into several heads whose outputs are added (its models are "
-           "attention-only, with one and two layers)."),
-    "06": (("mlp",), LAYERNORMS,
-           "Notebook 06 opens the MLP, which works on each token's vector alone."),
-    "07": (LAYERNORMS, (),
-           "Notebook 07 opens LayerNorm: before attention, before the MLP, and before the unembedding (that last "
-           "one is GPT-2's and our full models'; the post's table leaves it out)."),
-    "08": (tuple(p for p in PARTS if p != "bigram"), (),
-           "Notebook 08 puts every piece together, one layer and two, and measures what each one buys."),
-    "09": (("attn", "layers"), ATTENTION_ONLY,
-           "Notebook 09 stacks two attention-only layers (no MLP, no LayerNorm): a head in the second layer reads "
-           "what a head in the first wrote (induction heads)."),
-    "10": (("embed", "stream", "attn", "layers", "unembed"), (),
-           "Notebook 10 reads a head as two circuits, QK (W_Q^T W_K) and OV (W_O W_V), from the embedding through "
-           "the residual stream to the unembedding, scores how heads of two layers compose, and counts what "
-           "attention costs."),
-    "11": (tuple(p for p in PARTS if p != "bigram"), (),
-           "Notebook 11 loads GPT-2 Small into this same model, every piece at full size: 12 blocks, each a "
-           "LayerNorm, 12 heads, a LayerNorm and an MLP (GPT-2's uses the tanh form of GELU where the map says "
-           "ReLU), then the final LayerNorm and an unembedding that is the embedding transposed. Without GPT-2's "
-           "weights the notebook runs a stand-in of the same structure, smaller: 4 blocks, d_model 192, 2,000 "
-           "tokens."),
 }
 
 WIDTH, HEIGHT = 904, 236
@@ -229,11 +190,12 @@ class ModelMap:
 
     def __init__(self, notebook: str):
         key = str(notebook).zfill(2)
-        if key not in NOTEBOOK_PARTS:
+        entry = next((nb for nb in series.notebooks() if nb.number == key), None)
+        if entry is None:
             raise ValueError(f"no notebook {notebook!r} in the map; the series' notebooks are "
-                             f"{', '.join(NOTEBOOK_PARTS)}")
+                             f"{', '.join(nb.number for nb in series.notebooks())}")
         self.notebook = key
-        self.parts, self.faint, self.caption = NOTEBOOK_PARTS[key]
+        self.parts, self.faint, self.caption = entry.map_marked, entry.map_faint, entry.map_caption
 
     def svg(self) -> str:
         return model_map_svg(self.parts, self.faint, title=f"Where notebook {self.notebook} sits in the model",

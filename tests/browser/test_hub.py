@@ -9,7 +9,7 @@ notebooks run at the same time; then each student operates the attention explore
 checks of tests/browser/test_widgets_in_browser.py apply (every widget rendered, no cell error, the caption and
 the picture follow every control, nothing asked of the internet). One student's edit, saved, must reach only
 that student's copy. Last, the memory the three students' servers and kernels use is printed and written to
-artifacts/hub/memory.md (the README's memory per student comes from it).
+artifacts/hub/memory.md (docs/teaching.md's memory per student comes from it).
 
 Skipped, with the reason, where Node.js or the proxy is missing; under CI=true a missing proxy with npm present
 is a failure (`bash run.sh test` installs it).
@@ -29,7 +29,7 @@ from tools import hub as hubtool
 
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"
-LIMIT_MB = 1024  # the memory limit per student the README recommends
+LIMIT_MB = 1024  # the memory limit per student docs/teaching.md recommends
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_three_students_at_once(class_hub, capsys):
             nbp.close()
     for user, m in memory.items():
         assert m["servers"] == 1 and m["kernels"] == 1, f"{user}: expected one server and one kernel, found {m}"
-        # README, "A class on JupyterHub": a 1 GB limit per student holds their server and one notebook's kernel
+        # docs/teaching.md: a 1 GB limit per student holds their server and one notebook's kernel
         assert m["server_rss"] + m["kernel_peak"] < LIMIT_MB, \
             f"{user}: server {m['server_rss']:.0f} MB + kernel peak {m['kernel_peak']:.0f} MB > {LIMIT_MB} MB"
     table = memory_table(hub, memory)

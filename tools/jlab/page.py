@@ -120,7 +120,8 @@ class NotebookPage(ExplorerControls):
             except TimeoutError:
                 if attempt == 2:
                     raise
-                # Run All was swallowed (DESIGN.md section 7): wait for the kernel again and retry once.
+                # Run All was swallowed (JupyterLab ignores a Run All sent before the notebook's kernel is
+                # connected and idle, as right after opening it): wait for the kernel again and retry once.
                 self.wait("p => gt.kernelReady(p)", self.path, what="the kernel to be connected and idle")
 
     def wait_run_all(self) -> None:
