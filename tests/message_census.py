@@ -11,8 +11,8 @@ from helpers.checks import base
 
 # the tests that hand wrong answers to the checks
 CHECK_TESTS = ("test_attention_checks.py", "test_checks_01_02.py", "test_checks_base.py", "test_checks_foundation.py",
-               "test_induction.py", "test_circuits_nb10.py", "test_by_hand.py", "test_mlp_checks_widgets.py",
-               "test_layernorm_checks_widgets.py", "test_training_checks.py", "test_gpt2_checks.py")
+               "test_induction_checks.py", "test_circuits_checks.py", "test_by_hand_checks.py", "test_mlp_checks.py",
+               "test_layernorm_checks.py", "test_training_checks.py", "test_gpt2_checks.py")
 RAISED: list[str] = []
 RECORDING = True  # tests/conftest.py records only while a test of CHECK_TESTS runs
 _init = base.ExerciseError.__init__

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "learn/01_bigrams.ipynb"  # what the learner's workspace is made from
 START_TIMEOUT = 120  # s; JupyterLab answers in 3-5 s on a quiet machine, much later on a busy one
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy for 127.0.0.1

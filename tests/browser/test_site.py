@@ -34,7 +34,7 @@ import pytest
 from tools import site
 from tools.cloud import binder_url, colab_url, repository
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SITE_VENV = Path(os.environ.get("GT_SITE_VENV") or ROOT / ".venv-site")
 SPHINX = SITE_VENV / "bin" / "sphinx-build"
 NOTEBOOKS = [p.stem for p in sorted((ROOT / "learn").glob("*.ipynb"))]

@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 
 from tools import notebooks as nbtool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXERCISES = [(p, ex["number"]) for p in NOTEBOOKS for ex in nbtool.exercises(p)]

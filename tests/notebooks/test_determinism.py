@@ -37,7 +37,7 @@ from tools import margins
 from tools.clean import CHECK_TAG, is_checked
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Two other machines, as far as one machine can pretend (tools/margins.py's SETTINGS, the same the margins are
 # measured under): A — torch's vectorised CPU kernels without AVX2/AVX-512 (the "default" code path), MKL's

@@ -33,7 +33,7 @@ import pytest
 from helpers import checks
 from tools import notebooks as nbtool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 if os.environ.get("GT_EXERCISE_NOTEBOOKS"):  # e.g. "01,02": while working on some notebooks, grade only those
@@ -65,7 +65,7 @@ def tracer_profile(folder: Path) -> Path:
     """An IPYTHONDIR whose start-up file is tests/exercise_trace.py."""
     startup = folder / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "exercise_trace.py", startup / "00-trace.py")
+    shutil.copy(ROOT / "tests" / "support" / "exercise_trace.py", startup / "00-trace.py")
     return folder / "ipython"
 
 

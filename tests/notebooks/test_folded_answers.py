@@ -20,7 +20,7 @@ from helpers.model import checkpoint
 from helpers.softmax import softmax
 from helpers.tokens import prepare_prompt
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 VERSE = "in the beginning god created the heaven and the"
 

@@ -43,7 +43,7 @@ import pytest
 
 from tools import notebooks as nbtool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MIN_TOKENS = 5
 HINT = re.compile(r"<details>\s*<summary>\s*(Hint[^<]*)</summary>(.*?)</details>", re.S)

@@ -19,7 +19,7 @@ import pytest
 
 from tools import clean
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERIES = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LEARN = sorted((ROOT / "learn").glob("*.ipynb"))
 

@@ -21,7 +21,7 @@ from typing import Callable
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARGINS = json.loads((ROOT / "docs" / "margins.json").read_text(encoding="utf-8"))
 NOTEBOOKS = ("02_zero_layer", "06_mlp", "09_induction_heads")
 SPEAKS = re.compile(r"\b60 (?:training )?runs|\bof (?:the |those )?60\b|\ball 60\b|\b20 seeds\b")

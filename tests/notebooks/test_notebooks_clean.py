@@ -9,7 +9,7 @@ import pytest
 
 from tools import notebooks as nbtool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

@@ -19,7 +19,7 @@ import pytest
 from helpers import idioms as listed
 from tools import idioms
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADING = re.compile(r"^#{2,3} (.+)$", re.M)
 
 

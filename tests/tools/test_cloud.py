@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 
 from tools import cloud
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 REPO, REF = cloud.repository()
 NOTEBOOKS = cloud.notebook_paths()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers.widgets.base import Explorer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _imports(source: str) -> set[str]:

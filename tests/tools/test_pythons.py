@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN_SH = (ROOT / "run.sh").read_text()
 SUPPORTED = re.search(r'^SUPPORTED_PYTHONS="([^"]*)"', RUN_SH, flags=re.M).group(1).split()
 DATA_ONLY_ON_310 = re.search(r'^DATA_ONLY_ON_310="([^"]*)"', RUN_SH, flags=re.M).group(1).split()
@@ -147,9 +147,9 @@ def test_other_python_sets_up_and_passes(version, tmp_path):
 
     # the unit tests, then notebook 01 and the offline guard (a sitecustomize.py, read by each Python in its own way),
     # and nbgrader's pass where this Python's nbgrader is another one
-    slow = [NOTEBOOK, "tests/test_offline.py"]
+    slow = [NOTEBOOK, "tests/tools/test_offline.py"]
     if pins["nbgrader"] != expected_pins(THIS_PYTHON)["nbgrader"]:
-        slow.append("tests/test_exercises.py")  # the main run grades with the main nbgrader
+        slow.append("tests/notebooks/test_exercises.py")  # the main run grades with the main nbgrader
     for what, cmd, least in (("unit tests", [py, "-m", "pytest", "-q", "-n", "0", "-m", "not slow", "tests"], 1000),
                              ("notebook 01 and more", [py, "-m", "pytest", "-q", "-n", "0", *slow], 10)):
         code, out = run(cmd, env, TIMEOUT, tmp_path / f"pytest {what}.log")

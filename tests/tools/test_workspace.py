@@ -16,7 +16,7 @@ import pytest
 from tools import notebooks as nbtool
 from tools import workspace
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook(text: str) -> nbformat.NotebookNode:

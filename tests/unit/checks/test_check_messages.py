@@ -21,7 +21,7 @@ from pathlib import Path
 
 import message_census
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CHECKS = ROOT / "helpers" / "checks"
 CHECK_TESTS = message_census.CHECK_TESTS  # the tests that hand wrong answers to the checks
 # tests that raise ExerciseError too but give right answers or whole notebooks (slow, and no message of their own)
@@ -66,7 +66,7 @@ def test_the_census_reads_messages_and_nothing_else():
 
 
 def test_every_test_that_gives_a_check_wrong_answers_is_in_the_census():
-    raising = {p.name for p in (ROOT / "tests").glob("test_*.py")
+    raising = {p.name for p in (ROOT / "tests").rglob("test_*.py")
                if "ExerciseError" in p.read_text(encoding="utf-8")}
     assert raising - set(CHECK_TESTS) - set(OTHER_TESTS) == set(), "add the new test file to CHECK_TESTS"
 
@@ -79,7 +79,7 @@ def test_every_message_of_every_check_is_given_by_a_test(tmp_path):
         env = {**os.environ, "GT_MESSAGE_CENSUS": str(census),
                "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "message_census",
-                              *[str(ROOT / "tests" / name) for name in CHECK_TESTS]],
+                              *[str(ROOT / "tests" / "unit" / "checks" / name) for name in CHECK_TESTS]],
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         raised = "\n".join(json.loads(census.read_text(encoding="utf-8")))

@@ -63,7 +63,7 @@ import torch
 import helpers.checks.base as base
 from helpers import checks
 from helpers.checks import ExerciseError
-sys.path.insert(0, "tests")
+sys.path.insert(0, "tests/unit/checks")
 from test_checks_01_02 import train_zero_layer
 
 assert "torch._dynamo.convert_frame" not in sys.modules, "the test needs a kernel where no optimizer ran yet"
@@ -118,7 +118,7 @@ def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     from pathlib import Path
     code = FRESH_KERNEL.replace("WARM_UP_ON", str(warm_up)).replace("TIME_LIMIT", str(limit))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0, done.stdout + done.stderr
     first = next(line for line in done.stdout.splitlines() if line.startswith("FIRST:"))
     if warm_up:   # the answer's own work took 1 s at most with 4 busy processes on 2 cores (docs/check_limit.md)
@@ -136,11 +136,11 @@ def test_a_check_on_an_answer_without_an_optimizer_does_not_import_the_compiler(
     import subprocess
     import sys
     from pathlib import Path
-    code = ("import sys\nfrom helpers import checks\nsys.path.insert(0, 'tests')\n"
+    code = ("import sys\nfrom helpers import checks\nsys.path.insert(0, 'tests/unit/checks')\n"
             "from test_checks_01_02 import stable_softmax\n"
             "assert checks.check_softmax(stable_softmax)\nprint('COMPILER:', 'torch._dynamo' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0 and "COMPILER: False" in done.stdout, done.stdout + done.stderr
 
 

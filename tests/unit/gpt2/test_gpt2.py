@@ -275,7 +275,7 @@ def test_offline_without_a_cached_copy_says_what_to_run(tmp_path, env):
     third case asks huggingface.co itself, which the test suite's offline guard (tests/offline) refuses, as a machine
     without the network would."""
     code = DOWNLOAD
-    guard = str(Path(__file__).resolve().parent / "offline")   # the suite's offline guard, whatever GT_OFFLINE says
+    guard = str(Path(__file__).resolve().parents[2] / "offline")   # the suite's offline guard, whatever GT_OFFLINE says
     path = os.pathsep.join([guard, os.environ.get("PYTHONPATH", "")])
     full = {**os.environ, **env, "HF_HOME": str(tmp_path / "hf"), "GT_GPT2_DIR": "", "PYTHONPATH": path}
     done = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120)
@@ -382,11 +382,11 @@ DOWNLOAD = ("from helpers import gpt2\n"   # the download in a fresh interpreter
 
 def _in_fresh_python(code: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env={**os.environ, "GT_GPT2_DIR": "", **env},
-                          capture_output=True, text=True, timeout=180, cwd=Path(__file__).resolve().parent.parent)
+                          capture_output=True, text=True, timeout=180, cwd=Path(__file__).resolve().parents[3])
 
 
 def test_download_runs_the_hub_client_then_works_offline_from_its_cache(hub_dir, ours, tmp_path):
-    from hub_standin import StandInHub
+    from support.hub_standin import StandInHub
 
     hub = StandInHub(gpt2.REPO, hub_dir)
     try:
@@ -412,7 +412,7 @@ def test_download_runs_the_hub_client_then_works_offline_from_its_cache(hub_dir,
 
 
 def test_run_sh_gpt2_copies_the_files_into_a_shared_folder(hub_dir, tmp_path):
-    from hub_standin import StandInHub
+    from support.hub_standin import StandInHub
 
     hub = StandInHub(gpt2.REPO, hub_dir)
     try:
@@ -485,7 +485,7 @@ def test_load_or_stand_in_says_which_model_it_gives(hub_dir, tmp_path):
 def test_a_notebook_never_starts_the_download_but_finds_what_run_sh_fetched(hub_dir, tmp_path):
     """load_or_stand_in (notebook 11's first cell) looks in the cache only: with the Hub reachable and nothing cached
     it gives the stand-in without a request; after `download()` (what `bash run.sh gpt2` runs) it finds the real one."""
-    from hub_standin import StandInHub
+    from support.hub_standin import StandInHub
 
     hub = StandInHub(gpt2.REPO, hub_dir)
     try:

@@ -3,7 +3,7 @@ model, and the model is exactly as before afterwards — also after an exception
 
 import pytest
 import torch
-from interp_models import uniform_model
+from support.interp_models import uniform_model
 
 from helpers.interp.ablation import ablated, mean_activations
 from helpers.model.config import Config

@@ -3,7 +3,7 @@ model's logit; with no later layer and no final LayerNorm a head's term is exact
 
 import pytest
 import torch
-from interp_models import uniform_model
+from support.interp_models import uniform_model
 
 from helpers.interp.ablation import ablated
 from helpers.interp.attribution import direct_logit_attribution

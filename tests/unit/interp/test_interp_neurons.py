@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from interp_models import uniform_model
+from support.interp_models import uniform_model
 
 from helpers.facts import FactsTask
 from helpers.interp.neurons import firing_counts, hidden

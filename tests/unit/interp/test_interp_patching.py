@@ -10,7 +10,7 @@ import math
 
 import pytest
 import torch
-from interp_models import uniform_model
+from support.interp_models import uniform_model
 
 from helpers.interp.lens import lens_table, logit_lens
 from helpers.interp.patching import logit_difference, patch_heads, patch_resid, patched, restored

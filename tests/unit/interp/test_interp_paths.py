@@ -17,7 +17,7 @@ from helpers.interp.paths import path_ablated
 from helpers.model import names
 from helpers.model.config import Config
 from helpers.train import fresh_model
-from interp_models import two_layer_model, uniform_model
+from support.interp_models import two_layer_model, uniform_model
 
 R2 = math.sqrt(2)
 TEXT = torch.tensor([0, 1])

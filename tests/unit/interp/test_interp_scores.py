@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from interp_models import uniform_model
+from support.interp_models import uniform_model
 
 from helpers.interp import scores
 from helpers.interp.loss import per_position_loss

@@ -7,7 +7,7 @@ import json
 
 import torch
 
-import model_pin
+from support import model_pin
 
 
 def test_every_checkpoint_and_intervention_matches_the_pin():

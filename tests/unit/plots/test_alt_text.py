@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 
 from helpers.plots import alt, attention, basic, induction, ladder, mlp, ngrams, svg
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.plots import model_map as mm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SVG = "{http://www.w3.org/2000/svg}"
 
 

@@ -19,7 +19,7 @@ from coloraide import Color
 
 from helpers.plots import palette
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 VISIONS = (None, "protan", "deutan", "tritan")
 APART, MASK_APART, AA = 20.0, 15.0, 4.5
 

@@ -18,7 +18,7 @@ from helpers.widgets.base import Explorer, chosen
 from helpers.widgets.embeddings import SoftmaxPlayground
 from helpers.widgets.layernorm import LayerNormExplorer
 
-WIDGETS = Path(__file__).resolve().parent.parent / "helpers" / "widgets"
+WIDGETS = Path(__file__).resolve().parents[3] / "helpers" / "widgets"
 
 
 def _states(e: Explorer) -> tuple[str, str]:
