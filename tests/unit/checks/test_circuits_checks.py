@@ -1,12 +1,12 @@
 """Notebook 10: the exercise checks (right answers pass, typical mistakes are named, unwritten answers say
-so) and the circuit explorer. The notebook's live-training claims: tests/test_seeds.py and tools/margins.py."""
+so). The notebook's live-training claims: tests/notebooks/test_seeds.py and tools/margins.py."""
 
 import pytest
 import torch
 
 from helpers import checks
 from helpers.checks.base import ExerciseError
-from helpers.induction import ALPHABET, config
+from helpers.induction import config
 from helpers.train import fresh_model
 
 
@@ -146,109 +146,3 @@ def test_a_slow_answer_is_stopped(monkeypatch):
     with pytest.raises(ExerciseError, match="was stopped"):
         checks.check_causal_mults(lambda d, h, n: time.sleep(2))
 
-
-# --- the explorer ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def copying_model():
-    """A 2-layer model of notebook 09's shape whose layer-1 head 0 copies the first d_head tokens exactly,
-    made by hand (W_U W_OV W_E = diag(1, ..., 1, 0, ..., 0)), so the explorer's answer is known without training."""
-    model = fresh_model(config(n_layers=2), seed=0)
-    with torch.no_grad():
-        attn = model.blocks[1].attn
-        d_head, d_model = attn.W_V.shape[1:]
-        E = torch.linalg.qr(torch.randn(d_model, d_model, generator=torch.Generator().manual_seed(0)))[0]
-        model.embed.W_E.copy_(E)                       # 64 orthonormal token directions
-        model.unembed.W_U.copy_(E.T)                   # W_U W_E = I
-        attn.W_V[0].copy_(E.T[:d_head])                # reads the first d_head token directions
-        attn.W_O[0].copy_(E[:, :d_head])               # and writes them back
-    return model
-
-
-def test_explorer_shows_qk_row_and_ov_column():
-    from helpers.interp.circuits import token_ov_table, token_qk_table
-    from helpers.widgets.circuits import CircuitExplorer
-
-    model = fresh_model(config(n_layers=2), seed=1)
-    ex = CircuitExplorer(model, layer=1, head=1, token="q")
-    qk, ov = token_qk_table(model, 1, 1), token_ov_table(model, 1, 1)
-    a = ALPHABET.index("q")
-    assert ex.last_state["layer"] == 1 and ex.last_state["head"] == 1 and ex.last_state["token"] == "q"
-    assert ex.last_state["top_key"] == ALPHABET[int(qk[a].argmax())]
-    assert ex.last_state["top_written"] == ALPHABET[int(ov[:, a].argmax())]
-    assert 'class="gt-caption"' in ex.caption.value and "data-state=" in ex.caption.value
-    assert "layer=1;head=1;text=q;token=q" in ex.caption.value
-    ex.layer.value = 0
-    ex.head.value = 0
-    ex.token.value = "Z"
-    assert ex.last_state["layer"] == 0 and ex.last_state["token"] == "Z"
-    assert ex.last_state["top_written"] == ALPHABET[int(token_ov_table(model, 0, 0)[:, ALPHABET.index("Z")].argmax())]
-    assert ex.seconds  # each redraw timed for the bench, which prints the figures
-
-
-def test_explorer_sees_a_copying_head(copying_model):
-    from helpers.widgets.circuits import CircuitExplorer
-
-    ex = CircuitExplorer(copying_model, layer=1, head=0, token="a")
-    assert ex.last_state["top_written"] == "a"
-    assert "itself" in ex.caption.value
-
-
-@pytest.mark.parametrize("text, message", [("", "empty"), ("é", "is not a token"), ("the ü", "is not a token")])
-def test_explorer_bad_token_goes_to_the_caption(text, message):
-    from helpers.widgets.circuits import CircuitExplorer
-
-    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="a")
-    ex.token.value = text
-    assert message in ex.last_error
-    assert "gt-error" in ex.caption.value and ex.token.value == text   # the text is kept
-    ex.token.value = "b"
-    assert not ex.last_error and ex.last_state["token"] == "b"
-
-
-def test_explorer_reads_the_last_character_of_a_longer_text():
-    from helpers.widgets.circuits import CircuitExplorer
-
-    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="the")
-    assert not ex.last_error and ex.last_state["text"] == "the" and ex.last_state["token"] == "e"
-    assert "3 tokens" in ex.caption.value and "the last one" in ex.caption.value
-
-
-def test_explorer_rejects_bad_heads_and_models():
-    from helpers.model.config import Config
-    from helpers.widgets.circuits import CircuitExplorer
-
-    model = fresh_model(config(n_layers=2), seed=1)
-    with pytest.raises(ValueError):
-        CircuitExplorer(model, layer=2, head=0)
-    with pytest.raises(ValueError):
-        CircuitExplorer(model, layer=0, head=5)
-    with pytest.raises(ValueError, match="n_vocab"):
-        CircuitExplorer(fresh_model(Config(n_vocab=10, d_model=8, n_ctx=4, n_layers=1, n_heads=1)), layer=0, head=0)
-
-
-def test_the_circuits_agree_with_the_model_on_a_two_token_context():
-    """With only two tokens visible, the model's scores and head outputs are the token tables' entries:
-    S[1, j] = (W_E^T W_QK W_E)[t_1, t_j] / sqrt(d_head), and W_U o^h = sum_j A[1, j] (W_U W_OV W_E)[:, t_j]."""
-    import math
-
-    from helpers.interp.circuits import token_ov_table, token_qk_table
-    from helpers.model import names
-    from helpers.model.config import Config
-
-    model = fresh_model(Config(n_vocab=10, d_model=16, n_ctx=4, n_layers=1, n_heads=2, positional=False), seed=3)
-    g = torch.Generator().manual_seed(3)
-    with torch.no_grad():
-        for param in model.parameters():
-            param.copy_(torch.randn(param.shape, generator=g) * 0.5)  # large enough that patterns are not flat
-    tokens = torch.tensor([7, 2])
-    _, cache = model.run_with_cache(tokens)
-    d_head = model.cfg.d_head
-    for h in range(2):
-        T = token_qk_table(model, 0, h)
-        S = cache[names.key(0, "S")][h]
-        assert torch.allclose(S[1, :2], T[2, tokens] / math.sqrt(d_head), atol=1e-5)
-        A = cache[names.key(0, "A")][h]
-        written = model.unembed.W_U @ cache[names.key(0, "o_heads")][h][:, 1]
-        expected = token_ov_table(model, 0, h)[:, tokens] @ A[1, :2]
-        assert torch.allclose(written, expected, atol=1e-4)

@@ -117,3 +117,30 @@ def test_bad_input_is_explained():
     zero = fresh_model(Config(n_vocab=10, d_model=8, n_ctx=4))
     with pytest.raises(ValueError, match="layer 0 does not exist: this model has n_layers = 0 .*no attention"):
         circuits.qk_circuit(zero, 0, 0)
+
+
+def test_the_circuits_agree_with_the_model_on_a_two_token_context():
+    """With only two tokens visible, the model's scores and head outputs are the token tables' entries:
+    S[1, j] = (W_E^T W_QK W_E)[t_1, t_j] / sqrt(d_head), and W_U o^h = sum_j A[1, j] (W_U W_OV W_E)[:, t_j]."""
+    import math
+
+    from helpers.interp.circuits import token_ov_table, token_qk_table
+    from helpers.model import names
+    from helpers.model.config import Config
+
+    model = fresh_model(Config(n_vocab=10, d_model=16, n_ctx=4, n_layers=1, n_heads=2, positional=False), seed=3)
+    g = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.copy_(torch.randn(param.shape, generator=g) * 0.5)  # large enough that patterns are not flat
+    tokens = torch.tensor([7, 2])
+    _, cache = model.run_with_cache(tokens)
+    d_head = model.cfg.d_head
+    for h in range(2):
+        T = token_qk_table(model, 0, h)
+        S = cache[names.key(0, "S")][h]
+        assert torch.allclose(S[1, :2], T[2, tokens] / math.sqrt(d_head), atol=1e-5)
+        A = cache[names.key(0, "A")][h]
+        written = model.unembed.W_U @ cache[names.key(0, "o_heads")][h][:, 1]
+        expected = token_ov_table(model, 0, h)[:, tokens] @ A[1, :2]
+        assert torch.allclose(written, expected, atol=1e-4)
