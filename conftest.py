@@ -8,7 +8,6 @@ connections and name look-ups; this process loads it directly. The browser is ke
 by its own flags (tools/jlab/). Set GT_OFFLINE=0 to switch the guard off.
 """
 
-import ast
 import os
 import re
 import runpy
@@ -60,7 +59,6 @@ SLOW_FILES = {
     "test_determinism.py",       # every notebook again under two other-machine settings
     "test_exercises.py",         # the learner copies, nbgrader's release and autograde, the other-machine grading
     "test_checks_containers.py",  # every exercise's right answer in three containers, in kernels
-    "test_check_messages.py",    # every check's messages, by running the check tests again under a census
     "test_pythons.py",           # the other Pythons' environments
     "test_setup.py",             # run.sh itself, in fresh folders
     "test_lab.py",               # JupyterLab and Notebook 7 started
@@ -77,23 +75,12 @@ SLOW_FILES = {
 # `bash run.sh test` runs the suite on pytest-xdist's workers (GT_WORKERS, default: the CPU count up to 4), each with
 # one torch thread. Tests go to a worker in units that must stay together: a notebook's nbval cells (they share a
 # kernel), a file's tests (module fixtures: one nbgrader course, one run of every notebook), the browser tests (each
-# file's Playwright must end before the next starts its own), and the check tests with the message census that reads
-# what they raised (it runs last among them, tests/conftest.py). The files whose tests are each a run of their own (a
+# file's Playwright must end before the next starts its own). The files whose tests are each a run of their own (a
 # notebook under other settings, another Python) are split test by test. Units start longest first, so that no worker
 # is left with a long one at the end.
 EACH_TEST_ALONE = {"test_determinism.py", "test_seeds.py", "test_pythons.py"}
 
 
-def _census_group() -> set[str]:
-    """The check tests (tests/message_census.py's CHECK_TESTS, read without importing it: importing it starts its
-    recording) and the census test's own file."""
-    tree = ast.parse((Path(__file__).parent / "tests" / "message_census.py").read_text(encoding="utf-8"))
-    value = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                 and getattr(node.targets[0], "id", "") == "CHECK_TESTS")
-    return set(ast.literal_eval(value)) | {"test_check_messages.py"}
-
-
-CENSUS_GROUP = _census_group()
 LONGEST_FIRST = ["test_exercises.py", "browser", "test_site.py", "test_checks_containers.py", ".ipynb",
                  "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
                  "test_lab.py"]
@@ -103,8 +90,6 @@ def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to (see above), from its pytest node id."""
     path = nodeid.split("::", 1)[0]
     name = path.rsplit("/", 1)[-1]
-    if name in CENSUS_GROUP:
-        return "message census"
     if "browser" in path.split("/"):  # one Playwright per worker thread at a time: the files in their order, together
         return "browser"
     if name in EACH_TEST_ALONE:

@@ -3,12 +3,12 @@ actually fire, a test per message").
 
 The message text is read from helpers/checks/*.py itself: every literal piece (20 characters or more, with a space)
 of every string outside docstrings and passed(...) calls — the literal parts of an f-string one by one, so a
-message with numbers in it counts too. tests/message_census.py records every ExerciseError raised while the check
-tests run (in the same run, which this test ends; or, when only some files were asked for, in a pytest of their own
-that this test starts), and each piece must appear in one of them. A
-message that no wrong answer reaches (a test earlier in the check catches the same answers, or it is unreachable)
-fails here, naming its file and line: give it a wrong answer that reaches it, merge it into the one that fires,
-or delete it."""
+message with numbers in it counts too. The check tests are the files of this folder: the last test below runs
+them in a pytest of its own (the fast ones: the slow ones here start other Pythons, whose raises this process
+cannot see) with tests/support/message_trace.py measuring every ExerciseError raised inside helpers/checks, and
+each piece must appear in one of them. A message that no wrong answer reaches (a test earlier in the check catches
+the same answers, or it is unreachable) fails here, naming its file and line: give it a wrong answer that reaches
+it, merge it into the one that fires, or delete it."""
 
 from __future__ import annotations
 
@@ -19,16 +19,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import message_census
+import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+HERE = Path(__file__).resolve().parent  # tests/unit/checks: the tests that hand the checks wrong answers
+ROOT = HERE.parents[2]
 CHECKS = ROOT / "helpers" / "checks"
-CHECK_TESTS = message_census.CHECK_TESTS  # the tests that hand wrong answers to the checks
-# tests that raise ExerciseError too but give right answers or whole notebooks (slow, and no message of their own)
-OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py", "test_answers.py",
-               Path(__file__).name)
+# tests elsewhere that raise ExerciseError too but give right answers or whole notebooks (no message of their own)
+OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py")
 NOT_CHECKS = ("answers.py", "solutions.py")  # the series' answers on request: code and prints, no check's message
-# (tests/test_answers.py gives each of answers.py's texts)
+# (test_answers.py gives each of answers.py's texts)
 
 
 def check_modules() -> list[Path]:
@@ -65,24 +64,36 @@ def test_the_census_reads_messages_and_nothing_else():
     assert not any("layer_norm is right: each column" in text for text in pieces)                 # a passed(...)
 
 
-def test_every_test_that_gives_a_check_wrong_answers_is_in_the_census():
-    raising = {p.name for p in (ROOT / "tests").rglob("test_*.py")
-               if "ExerciseError" in p.read_text(encoding="utf-8")}
-    assert raising - set(CHECK_TESTS) - set(OTHER_TESTS) == set(), "add the new test file to CHECK_TESTS"
+def test_every_test_that_gives_a_check_wrong_answers_is_a_check_test():
+    """The measurement below runs this folder: a test file elsewhere that hands a check a wrong answer belongs here."""
+    raising = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")
+               if "ExerciseError" in p.read_text(encoding="utf-8") and HERE not in p.parents
+               and p.name not in OTHER_TESTS}
+    assert not raising, "move these into tests/unit/checks/ (or, if they give right answers only, add to OTHER_TESTS)"
 
 
+def traced(tmp_path: Path, *args: str) -> list[str]:
+    """Every ExerciseError message raised inside helpers/checks while a pytest of its own runs these tests."""
+    out = tmp_path / "raised.json"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "support.message_trace", *args],
+                         cwd=ROOT, env={**os.environ, "GT_MESSAGE_TRACE": str(out)}, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow  # a pytest of its own
+def test_the_measurement_tells_apart_the_messages_one_line_raises(tmp_path):
+    """check_mlp raises each usual mistake's message from one line (`raise ExerciseError(message)` in a loop over a
+    table), which line coverage would count as given as soon as one of them fires: the trace sees which did."""
+    raised = traced(tmp_path, str(HERE / "test_mlp_checks.py"), "-k", "wrong_answers_are_explained and not sigmoid")
+    assert any("That is tanh" in m for m in raised) and not any("That is a sigmoid" in m for m in raised)
+
+
+@pytest.mark.slow  # the check tests again, in a pytest of their own, traced
 def test_every_message_of_every_check_is_given_by_a_test(tmp_path):
-    if message_census.whole():  # every check test ran earlier in this process (this test runs last among them,
-        raised = "\n".join(message_census.RAISED)  # tests/conftest.py) and passed, recording as it went
-    else:  # a run of some files only: run the check tests here
-        census = tmp_path / "raised.json"
-        env = {**os.environ, "GT_MESSAGE_CENSUS": str(census),
-               "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "message_census",
-                              *[str(ROOT / "tests" / "unit" / "checks" / name) for name in CHECK_TESTS]],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        raised = "\n".join(json.loads(census.read_text(encoding="utf-8")))
+    raised = "\n".join(traced(tmp_path, "-m", "not slow", str(HERE)))
+    assert "Not the MLP yet." in raised and "not written yet" in raised   # the measurement saw the raises
     never = [f"helpers/checks/{path.name}:{line}: {text[:90]}"
              for path in check_modules() for line, text in message_pieces(path) if text not in raised]
     assert not never, "no test makes these messages fire:\n" + "\n".join(never)
