@@ -1,5 +1,5 @@
-"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, and no warning
-under a notebook cell.
+"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, no warning under a
+notebook cell, the two tiers (tests/support/tiers.py) and how the tests share pytest-xdist's workers.
 
 The whole suite must pass with the network disabled. GT_OFFLINE=1 plus
 tests/offline/ on PYTHONPATH make every Python process the tests start (nbval's kernels,
@@ -51,24 +51,12 @@ def pytest_runtest_call(item):
     return result
 
 
-# --- the fast part -------------------------------------------------------------------------------------------------
-# `python -m pytest -m "not slow"` runs the unit tests alone, in a few minutes: what a developer runs while changing
-# helpers/. "slow" marks every notebook run by nbval, the browser tests, and the test files below, each of which
-# starts kernels, notebooks, other interpreters or a server (minutes in all). `bash run.sh test` runs everything.
-SLOW_FILES = {
-    "test_determinism.py",       # every notebook again under two other-machine settings
-    "test_exercises.py",         # the learner copies, nbgrader's release and autograde, the other-machine grading
-    "test_checks_containers.py",  # every exercise's right answer in three containers, in kernels
-    "test_pythons.py",           # the other Pythons' environments
-    "test_setup.py",             # run.sh itself, in fresh folders
-    "test_lab.py",               # JupyterLab and Notebook 7 started
-    "test_offline.py",           # the offline guard, in fresh interpreters and kernels
-    "test_gpt2.py",              # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
-    "test_model_pin.py",         # every shipped checkpoint, every intervention
-    "test_seeds.py",             # notebooks again under other seeds and machine settings
-    "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
-    "test_site.py",              # the course site: every learner copy executed, Sphinx, the pages in Chromium
-}
+# --- the fast tier --------------------------------------------------------------------------------------------------
+# `bash run.sh test fast` (pytest -m "not slow") runs what a developer runs while changing helpers/: under a minute on 2
+# cores. A test is slow where it is declared (pytestmark = pytest.mark.slow, or @pytest.mark.slow); nbval's notebook
+# cells, declared nowhere in Python, are marked below. tests/support/tiers.py fails a fast test that starts a process
+# and lists the fast tests over their CPU budget. `bash run.sh test` runs everything.
+pytest_plugins = ["support.tiers"]
 
 
 # --- two workers ----------------------------------------------------------------------------------------------------
@@ -123,8 +111,7 @@ def pytest_xdist_make_scheduler(config, log):
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:  # before -m reads the marks
-        path = Path(str(item.fspath))
-        if path.suffix == ".ipynb" or "browser" in path.parts or path.name in SLOW_FILES:
+        if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
     result = yield
     if hasattr(config, "workerinput"):  # on an xdist worker, after every other hook: all workers sort alike (stable)

@@ -4,6 +4,8 @@
 #   bash run.sh lab     set up on first use, then open the series in JupyterLab: your own copies, in work/
 #   bash run.sh notebook   the same in Jupyter Notebook 7
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
+#   bash run.sh test fast   only the fast tier: the tests not marked slow (no notebook, browser, kernel or other
+#                       process), under a minute on 2 cores: what to run while changing helpers/
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
 #   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
@@ -284,6 +286,13 @@ other_pythons() {
   rm -rf "$logs"
 }
 
+# pytest-xdist's workers for `test`, one torch thread each (the root conftest.py says what runs together): GT_WORKERS,
+# default the CPUs this process may use, up to 4. GT_WORKERS=0 runs the tests in one process (and lets you pass
+# -p no:xdist).
+test_workers() {
+  echo "${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}"
+}
+
 # (All of it is read before it runs: editing or pulling this file while a command runs cannot break that run.)
 main() {
   cmd="${1:-lab}"; shift || true
@@ -305,15 +314,16 @@ main() {
       ;;
     test)
       setup
+      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      if [ "${1:-}" = fast ]; then  # (the fast tier needs none of the browser, the proxy, the site's tools or the
+        shift                       # other Pythons prepared below)
+        exec "$PY" -m pytest -n "$(test_workers)" -m "not slow" "$@"
+      fi
       browser
       proxy
       site_tools || echo "==> The course site's test (tests/test_site.py) will skip and say why"
       other_pythons
-      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
-      # pytest-xdist's workers, one torch thread each (the root conftest.py says what runs together); GT_WORKERS=0
-      # runs the suite in this one process (and lets you pass -p no:xdist)
-      workers=${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}
-      exec "$PY" -m pytest -n "$workers" "$@"
+      exec "$PY" -m pytest -n "$(test_workers)" "$@"
       ;;
     hub)
       setup

@@ -24,6 +24,8 @@ from conftest import ROOT
 from tools import jlab
 from tools import notebooks as nbtool
 
+pytestmark = pytest.mark.slow  # `bash run.sh lab`, JupyterLab and Chromium
+
 CELLS_JS = """() => {
   const model = window.jupyterapp.shell.currentWidget.content.model;
   const out = [];

@@ -27,6 +27,8 @@ from tools import jlab
 
 from tools import hub as hubtool
 
+pytestmark = pytest.mark.slow  # JupyterHub, three students' servers and kernels, Chromium
+
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"
 LIMIT_MB = 1024  # the memory limit per student the README recommends

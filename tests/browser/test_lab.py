@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # JupyterLab and Notebook 7 started
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "learn/01_bigrams.ipynb"  # what the learner's workspace is made from
 START_TIMEOUT = 120  # s; JupyterLab answers in 3-5 s on a quiet machine, much later on a busy one

@@ -34,6 +34,8 @@ import pytest
 from tools import site
 from tools.cloud import binder_url, colab_url, repository
 
+pytestmark = pytest.mark.slow  # the course site: every learner copy executed, Sphinx, the pages in Chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE_VENV = Path(os.environ.get("GT_SITE_VENV") or ROOT / ".venv-site")
 SPHINX = SITE_VENV / "bin" / "sphinx-build"

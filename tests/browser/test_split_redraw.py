@@ -14,6 +14,8 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+pytestmark = pytest.mark.slow  # a press on the page, in a Jupyter kernel
+
 SETUP = r"""
 import json
 from helpers.data import default_data

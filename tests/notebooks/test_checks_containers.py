@@ -24,6 +24,8 @@ from nbclient import NotebookClient
 
 from tools import notebooks as nbtool
 
+pytestmark = pytest.mark.slow  # every exercise's right answer in three containers, in kernels
+
 ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -36,6 +36,8 @@ from nbclient.exceptions import CellExecutionError
 from tools import margins
 from tools.clean import CHECK_TAG, is_checked
 
+pytestmark = pytest.mark.slow  # every notebook again under two other-machine settings
+
 
 ROOT = Path(__file__).resolve().parents[2]
 

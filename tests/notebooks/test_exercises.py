@@ -33,6 +33,8 @@ import pytest
 from helpers import checks
 from tools import notebooks as nbtool
 
+pytestmark = pytest.mark.slow  # the learner copies, nbgrader's release and autograde, the other-machine grading
+
 ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -19,6 +19,8 @@ import pytest
 
 from tools import margins
 
+pytestmark = pytest.mark.slow  # notebooks again under other seeds and machine settings
+
 # One run a setting (a seed each): the tail is the full sweep's job (60 runs a notebook, docs/margins.md); this pass
 # catches a notebook or claim broken since then, on each setting, in three fifths of the time five runs took.
 RUNS = [(1, "this machine"), (4, "other machine A"), (5, "other machine B")]

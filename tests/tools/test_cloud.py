@@ -91,6 +91,8 @@ OUTSIDE_COLAB = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_outside_colab_the_cell_changes_nothing(tmp_path):
     (tmp_path / "cell.py").write_text(cloud.colab_cell(REPO, REF), encoding="utf-8")
     (tmp_path / "probe.py").write_text(OUTSIDE_COLAB, encoding="utf-8")
@@ -162,6 +164,8 @@ def test_binder_requirements_are_requirements_pins_for_its_python_with_cpu_torch
         assert not [c for c in nbformat.read(path, as_version=4).cells if imports.search(c.source)], path.name
 
 
+@pytest.mark.slow  # starts git
+@pytest.mark.each_python
 def test_binder_postbuild_installs_helpers_and_switches_nbgrader_off_as_run_sh_does(tmp_path):
     post = ROOT / "binder" / "postBuild"
     assert os.access(post, os.X_OK), "repo2docker runs binder/postBuild only if it is executable"
@@ -199,6 +203,8 @@ def test_from_a_clone_the_checkpoints_are_the_clones():
     assert checkpoint.checkpoints_dir() == ROOT / "checkpoints"
 
 
+@pytest.mark.slow  # starts pip and a Python
+@pytest.mark.each_python
 def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
     """What Colab's pip install makes: a regular install, away from the source tree."""
     pytest.importorskip("setuptools", reason="building the wheel offline uses this environment's setuptools")

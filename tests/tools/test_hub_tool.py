@@ -34,6 +34,8 @@ def test_a_folder_closed_to_others_is_named():
         shutil.rmtree(top)
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_without_node_the_hub_says_what_to_install(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # no node on PATH
     code = "from tools import hub; print(hub.proxy_problem())"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.each_python]  # ruff, a process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
 RUFF = Path(sys.executable).parent / "ruff"  # installed into the same environment as the tests
 

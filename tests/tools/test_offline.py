@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.skipif(os.environ.get("GT_OFFLINE") != "1", reason="GT_OFFLINE=0: guard switched off")
+pytestmark = [pytest.mark.skipif(os.environ.get("GT_OFFLINE") != "1", reason="GT_OFFLINE=0: guard switched off"),
+              pytest.mark.slow]  # the offline guard, in fresh interpreters and kernels
 
 
 def test_guard_blocks_outside_connections_here():

@@ -7,8 +7,9 @@ venv-py3.X, where every clone on the machine reuses it while requirements.txt an
 unchanged. Installing needs the network, so it happens there and never here (this suite runs offline).
 
 Here, for each such Python: the environment holds exactly the pins of requirements.txt for that Python and
-this clone's helpers, `pip check` is content, and the unit tests (the fast part, `-m "not slow"`) plus notebook 01
-through nbval pass inside it, with the project's pytest options;
+this clone's helpers, `pip check` is content, and the unit tests (the fast tier and the tests marked
+each_python: `-m "not slow or each_python"`) plus notebook 01 through nbval pass inside it, with the project's
+pytest options;
 where a Python has its own nbgrader pin (3.10), nbgrader releases and grades notebook 01's exercises there
 too (tests/test_exercises.py, on 01 only).
 Without CI=true or GT_PYTHONS this test skips (learners don't pay for it); so it does where a Python is not
@@ -30,6 +31,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+pytestmark = pytest.mark.slow  # the other Pythons' environments
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_SH = (ROOT / "run.sh").read_text()
 SUPPORTED = re.search(r'^SUPPORTED_PYTHONS="([^"]*)"', RUN_SH, flags=re.M).group(1).split()
@@ -37,8 +40,10 @@ DATA_ONLY_ON_310 = re.search(r'^DATA_ONLY_ON_310="([^"]*)"', RUN_SH, flags=re.M)
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gentle-transformers"
 THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 
-# What runs inside each other Python: the unit tests (pytest -m "not slow": what starts kernels, servers, other
-# interpreters or notebooks is left to the main run) and notebook 01 through nbval.
+# What runs inside each other Python: the unit tests (pytest -m "not slow or each_python": the fast tier, and the slow
+# tests that start a Python, pip or git, since each Python imports and installs in its own way; what starts kernels,
+# servers or notebooks is left to the main run) and notebook 01 through nbval.
+UNIT_TESTS = ["-m", "not slow or each_python", "tests"]
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
 EXERCISES = "01"  # tests/test_exercises.py grades only this notebook with nbgrader there
 TIMEOUT = 900  # s, for the whole run inside one environment
@@ -150,7 +155,7 @@ def test_other_python_sets_up_and_passes(version, tmp_path):
     slow = [NOTEBOOK, "tests/tools/test_offline.py"]
     if pins["nbgrader"] != expected_pins(THIS_PYTHON)["nbgrader"]:
         slow.append("tests/notebooks/test_exercises.py")  # the main run grades with the main nbgrader
-    for what, cmd, least in (("unit tests", [py, "-m", "pytest", "-q", "-n", "0", "-m", "not slow", "tests"], 1000),
+    for what, cmd, least in (("unit tests", [py, "-m", "pytest", "-q", "-n", "0", *UNIT_TESTS], 1000),
                              ("notebook 01 and more", [py, "-m", "pytest", "-q", "-n", "0", *slow], 10)):
         code, out = run(cmd, env, TIMEOUT, tmp_path / f"pytest {what}.log")
         summary = out.strip().splitlines()[-1] if out.strip() else ""

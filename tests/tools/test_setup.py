@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+pytestmark = pytest.mark.slow  # run.sh itself, in fresh folders
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_SH = (ROOT / "run.sh").read_text()
 

@@ -97,6 +97,8 @@ def test_a_copy_from_before_the_record_is_treated_as_the_learners(tmp_path):
     assert list(report.offered) == ["01_a.ipynb"]
 
 
+@pytest.mark.slow  # starts git
+@pytest.mark.each_python
 def test_git_pull_leaves_the_workspace_alone(tmp_path):
     """The real update: the learner's clone pulls a new version of the series; work/ is ignored by git."""
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"]
@@ -122,6 +124,8 @@ def test_git_pull_leaves_the_workspace_alone(tmp_path):
     assert report.copied == ["02_b.ipynb"] and list(report.offered) == ["01_a.ipynb"]
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_bad_workspace_folders_are_named(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -183,6 +187,8 @@ def test_a_lost_record_does_not_offer_copies_of_what_is_already_there(tmp_path):
     assert sorted(p.name for p in work.glob("*.ipynb")) == ["01_a.ipynb", "02_b.ipynb"]
 
 
+@pytest.mark.slow  # starts git
+@pytest.mark.each_python
 def test_earlier_edits_in_the_series_notebooks_are_named(tmp_path):
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
     put(tmp_path / "notebooks", "01_a.ipynb", "# v1")

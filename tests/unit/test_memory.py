@@ -33,6 +33,8 @@ print(before - rss_mb())
 """
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 @pytest.mark.skipif(not sys.platform.startswith("linux") or helpers.runtime._malloc_trim() is None,
                     reason="glibc's malloc_trim only")
 def test_release_memory_gives_freed_heap_memory_back():

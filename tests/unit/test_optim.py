@@ -63,6 +63,8 @@ def test_bad_arguments_say_what_is_wrong():
         AdamW([torch.nn.Parameter(torch.ones(1))], betas=(0.9, 1.0))
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_training_does_not_import_dynamo():
     code = ("import sys; from helpers.train import fresh_model, train; from helpers.model.config import Config; "
             "import torch; cfg = Config(n_vocab=11, d_model=8, n_ctx=4, n_layers=1, n_heads=2, d_head=4, d_mlp=8); "

@@ -48,6 +48,8 @@ def test_fit_to_counts_refuses_other_models():
                       progress=False)
 
 
+@pytest.mark.slow  # starts a Python (GloVe's words are read in one)
+@pytest.mark.each_python
 def test_king_minus_man_plus_woman():
     g = load_glove()
     assert g.vectors.shape == (400_000, 50)
@@ -57,6 +59,8 @@ def test_king_minus_man_plus_woman():
         g.vector("zzqqxx")
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_glove_words_are_read_in_a_child_process_without_pyarrow_here():
     """pyarrow (~60 MB once imported) reads GloVe's word index in a short-lived child process (memory); the
     words are the same as read here, and a kernel that loads GloVe never imports pyarrow itself."""

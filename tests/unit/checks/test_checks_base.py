@@ -101,10 +101,11 @@ print("SECOND:", checks.check_train_zero_layer(sgd_answer), checks.check_train_z
 """
 
 
-# Each case is a fresh interpreter importing torch and its compiler (10-40 s): the other Pythons' runs of the unit
-# tests (tests/test_pythons.py) keep two, one warmed and one stopped mid-import; the main run has all four.
-@pytest.mark.parametrize("warm_up, limit", [(True, 3.0), pytest.param(False, 0.3, marks=pytest.mark.slow),
-                                            (False, 1.0), pytest.param(False, 2.0, marks=pytest.mark.slow)])
+# Each case is a fresh interpreter importing torch and its compiler (10-40 s): the other Pythons' runs
+# (tests/tools/test_pythons.py) keep two, one warmed and one stopped mid-import; the main run has all four.
+@pytest.mark.slow
+@pytest.mark.parametrize("warm_up, limit", [pytest.param(True, 3.0, marks=pytest.mark.each_python), (False, 0.3),
+                                            pytest.param(False, 1.0, marks=pytest.mark.each_python), (False, 2.0)])
 def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     """A right answer that builds torch's first optimizer imports torch._dynamo (seconds, hundreds of modules). The
     check imports it before its timer starts, so the import is not counted; and when an import the check did not
@@ -130,6 +131,8 @@ def test_a_check_stopped_for_time_leaves_the_kernel_working(warm_up, limit):
     assert "SECOND: True True" in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # starts a Python
+@pytest.mark.each_python
 def test_a_check_on_an_answer_without_an_optimizer_does_not_import_the_compiler():
     """The warm-up (torch._dynamo: about a second and 80 MB) runs only for an answer that may build an optimizer:
     a fresh interpreter checks exercise 2.1's right answer without it."""

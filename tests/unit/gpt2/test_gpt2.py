@@ -25,6 +25,8 @@ from helpers.model.transformer import Transformer
 from helpers.tokens import prepare_prompt
 from helpers.train import fresh_model
 
+pytestmark = pytest.mark.slow  # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
+
 transformers = pytest.importorskip("transformers")
 TEXTS = ["In the beginning God created the heaven and the earth.", "The Empire State Building is in New",
          "  spaces,\ttabs and naïve UTF-8 ✓ 123"]

@@ -14,6 +14,9 @@ from helpers.model.names import key
 
 from tools import train_models
 
+# every shipped checkpoint on the held-out set: about 20 s of CPU, a third of the fast tier's
+pytestmark = [pytest.mark.slow, pytest.mark.each_python]
+
 
 @pytest.mark.parametrize("name", list(train_models.REGISTRY))
 def test_checkpoint_reaches_its_recorded_heldout_loss(name):

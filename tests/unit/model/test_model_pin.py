@@ -5,9 +5,12 @@ before the hook points replaced the model's edit slots (tests/model_pin.py says 
 
 import json
 
+import pytest
 import torch
 
 from support import model_pin
+
+pytestmark = pytest.mark.slow  # every shipped checkpoint, every intervention
 
 
 def test_every_checkpoint_and_intervention_matches_the_pin():
