@@ -51,69 +51,17 @@ def pytest_runtest_call(item):
     return result
 
 
-# --- the fast tier --------------------------------------------------------------------------------------------------
+# --- the fast tier and the workers -------------------------------------------------------------------------------
 # `bash run.sh test fast` (pytest -m "not slow") runs what a developer runs while changing helpers/: under a minute on 2
 # cores. A test is slow where it is declared (pytestmark = pytest.mark.slow, or @pytest.mark.slow); nbval's notebook
 # cells, declared nowhere in Python, are marked below. tests/support/tiers.py fails a fast test that starts a process
-# and lists the fast tests over their CPU budget. `bash run.sh test` runs everything.
-pytest_plugins = ["support.tiers"]
+# and lists the fast tests over their CPU budget. `bash run.sh test` runs everything, on pytest-xdist's workers with
+# --dist loadgroup: tests/support/workers.py says which tests stay together.
+pytest_plugins = ["support.tiers", "support.workers"]
 
 
-# --- two workers ----------------------------------------------------------------------------------------------------
-# `bash run.sh test` runs the suite on pytest-xdist's workers (GT_WORKERS, default: the CPU count up to 4), each with
-# one torch thread. Tests go to a worker in units that must stay together: a notebook's nbval cells (they share a
-# kernel), a file's tests (module fixtures: one nbgrader course, one run of every notebook), the browser tests (each
-# file's Playwright must end before the next starts its own). The files whose tests are each a run of their own (a
-# notebook under other settings, another Python) are split test by test. Units start longest first, so that no worker
-# is left with a long one at the end.
-EACH_TEST_ALONE = {"test_determinism.py", "test_seeds.py", "test_pythons.py"}
-
-
-LONGEST_FIRST = ["test_exercises.py", "browser", "test_site.py", "test_checks_containers.py", ".ipynb",
-                 "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
-                 "test_lab.py"]
-
-
-def work_unit(nodeid: str) -> str:
-    """The unit of work a test belongs to (see above), from its pytest node id."""
-    path = nodeid.split("::", 1)[0]
-    name = path.rsplit("/", 1)[-1]
-    if "browser" in path.split("/"):  # one Playwright per worker thread at a time: the files in their order, together
-        return "browser"
-    if name in EACH_TEST_ALONE:
-        return nodeid
-    return path
-
-
-def start_rank(nodeid: str) -> int:
-    """Where a test's unit starts in the queue: the longest kinds first (LONGEST_FIRST, measured), then the rest."""
-    path = nodeid.split("::", 1)[0]
-    for rank, part in enumerate(LONGEST_FIRST):
-        if part in path.split("/") or path.endswith(part):
-            return rank
-    return len(LONGEST_FIRST)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "load":  # (-n without --dist) a --dist asked for is xdist's own
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SeriesScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
-
-    config.option.loadscopereorder = False  # the order is the collection's, sorted below
-    return SeriesScheduling(config, log)
-
-
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:  # before -m reads the marks
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-    result = yield
-    if hasattr(config, "workerinput"):  # on an xdist worker, after every other hook: all workers sort alike (stable)
-        items.sort(key=lambda item: start_rank(item.nodeid))
-    return result

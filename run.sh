@@ -286,11 +286,13 @@ other_pythons() {
   rm -rf "$logs"
 }
 
-# pytest-xdist's workers for `test`, one torch thread each (the root conftest.py says what runs together): GT_WORKERS,
-# default the CPUs this process may use, up to 4. GT_WORKERS=0 runs the tests in one process (and lets you pass
-# -p no:xdist).
-test_workers() {
-  echo "${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}"
+# pytest-xdist's options for `test` (sets XDIST): GT_WORKERS workers, default the CPUs this process may use, up to 4,
+# one torch thread each, with --dist loadgroup: tests/support/workers.py says which tests stay together on a worker.
+# GT_WORKERS=0 runs the tests in this one process, without xdist's options (so -p no:xdist may be passed too).
+xdist_options() {
+  local n=${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}
+  XDIST=()
+  if [ "$n" != 0 ]; then XDIST=(-n "$n" --dist loadgroup); fi
 }
 
 # (All of it is read before it runs: editing or pulling this file while a command runs cannot break that run.)
@@ -315,15 +317,16 @@ main() {
     test)
       setup
       export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      xdist_options
       if [ "${1:-}" = fast ]; then  # (the fast tier needs none of the browser, the proxy, the site's tools or the
         shift                       # other Pythons prepared below)
-        exec "$PY" -m pytest -n "$(test_workers)" -m "not slow" "$@"
+        exec "$PY" -m pytest ${XDIST[@]+"${XDIST[@]}"} -m "not slow" "$@"
       fi
       browser
       proxy
       site_tools || echo "==> The course site's test (tests/test_site.py) will skip and say why"
       other_pythons
-      exec "$PY" -m pytest -n "$(test_workers)" "$@"
+      exec "$PY" -m pytest ${XDIST[@]+"${XDIST[@]}"} "$@"
       ;;
     hub)
       setup

@@ -24,7 +24,9 @@ from conftest import ROOT
 from tools import jlab
 from tools import notebooks as nbtool
 
-pytestmark = pytest.mark.slow  # `bash run.sh lab`, JupyterLab and Chromium
+# `bash run.sh lab`, JupyterLab and Chromium; the browser group
+# runs on one worker (conftest.py's servers and Chromium start once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 CELLS_JS = """() => {
   const model = window.jupyterapp.shell.currentWidget.content.model;

@@ -27,7 +27,9 @@ from tools import jlab
 
 from tools import hub as hubtool
 
-pytestmark = pytest.mark.slow  # JupyterHub, three students' servers and kernels, Chromium
+# JupyterHub, three students' servers and kernels, Chromium; the browser group
+# runs on one worker (conftest.py's servers and Chromium start once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"

@@ -36,7 +36,7 @@ from nbclient.exceptions import CellExecutionError
 from tools import margins
 from tools.clean import CHECK_TAG, is_checked
 
-pytestmark = pytest.mark.slow  # every notebook again under two other-machine settings
+pytestmark = [pytest.mark.slow, pytest.mark.apart]  # every notebook again under two other-machine settings, each a run
 
 
 ROOT = Path(__file__).resolve().parents[2]

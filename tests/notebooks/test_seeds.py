@@ -19,7 +19,7 @@ import pytest
 
 from tools import margins
 
-pytestmark = pytest.mark.slow  # notebooks again under other seeds and machine settings
+pytestmark = [pytest.mark.slow, pytest.mark.apart]  # notebooks again under other seeds and machine settings, each a run
 
 # One run a setting (a seed each): the tail is the full sweep's job (60 runs a notebook, docs/margins.md); this pass
 # catches a notebook or claim broken since then, on each setting, in three fifths of the time five runs took.

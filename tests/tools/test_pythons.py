@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-pytestmark = pytest.mark.slow  # the other Pythons' environments
+pytestmark = [pytest.mark.slow, pytest.mark.apart]  # the other Pythons' environments, each a run of its own
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_SH = (ROOT / "run.sh").read_text()
