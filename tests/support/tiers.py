@@ -8,8 +8,9 @@ fast`` runs the others. For each test that is not marked slow:
 * Starting a process fails it, naming the process: a kernel, a server, a browser, another Python, git or ruff
   all cost seconds, and they are what made the fast tier slow. Python's audit events (``sys.addaudithook``) report
   every start (subprocess, os.system, os.spawn*, os.posix_spawn, os.fork, os.exec*) while the test and its fixtures
-  are set up and run; nothing is patched. (A fixture torn down after the test is not watched: a session's fixtures
-  end during whichever test happens to run last.)
+  are set up and run; nothing is patched. Not counted: a library looking up a C library (ctypes.util.find_library
+  runs ldconfig once, at whichever test first needs it: helpers.runtime's malloc_trim). Nor is a fixture torn down
+  after the test: a session's fixtures end during whichever test happens to run last.
 * Its CPU time (this process's, every thread, while it is set up and run) is measured, and the end of the run lists
   the tests over the ``fast_test_cpu_budget`` (pyproject.toml, seconds). CPU time rather than the clock, so that a
   busy machine does not make a test look slow; a list rather than a failure, because a slower computer than this
@@ -18,6 +19,7 @@ fast`` runs the others. For each test that is not marked slow:
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -30,8 +32,20 @@ CPU_KEY = "fast test cpu seconds"
 _started: list[str] | None = None  # the processes the running fast test started; None while no fast test runs
 
 
+FIND_LIBRARY = os.path.join("ctypes", "util.py")
+
+
+def _finding_a_library() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(FIND_LIBRARY):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _audit(event: str, args: tuple) -> None:
-    if _started is not None and event in PROCESS_EVENTS:
+    if _started is not None and event in PROCESS_EVENTS and not _finding_a_library():
         what = args[1] if event == "subprocess.Popen" and len(args) > 1 and args[1] else (args[0] if args else "")
         if isinstance(what, bytes):  # os.system's command
             what = what.decode(errors="replace")

@@ -1,5 +1,6 @@
 """The fast tier's guard (tests/support/tiers.py), on a small suite of its own that pytest runs in a fresh process:
-a fast test that starts a process fails and names it, also when a fixture starts it; a test marked slow may; the
+a fast test that starts a process fails and names it, also when a fixture starts it; a test marked slow may, and so
+may a library that looks up a C library (ctypes runs ldconfig); the
 fast tests over their CPU budget are listed, also from pytest-xdist's workers; and the same suite without the guard
 passes with nothing said (so the failures are the guard's)."""
 
@@ -33,6 +34,12 @@ def server():
 
 def test_quick():
     assert sum(range(10)) == 45
+
+
+def test_finds_a_c_library():
+    import ctypes.util
+
+    assert ctypes.util.find_library("c")
 
 
 def test_starts_a_python():
@@ -82,9 +89,10 @@ def outcomes(out: str) -> dict[str, str]:
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_a_fast_test_that_starts_a_process_fails_and_cpu_over_budget_is_listed(tmp_path, workers):
     out = run(tmp_path, "-p", "support.tiers", *workers)
-    assert outcomes(out) == {"test_quick": "PASSED", "test_starts_a_python": "FAILED",
-                             "test_runs_a_shell_command": "FAILED", "test_a_fixture_starts_it": "FAILED",
-                             "test_marked_slow_may": "PASSED", "test_burns_cpu": "PASSED"}, out
+    assert outcomes(out) == {"test_quick": "PASSED", "test_finds_a_c_library": "PASSED",
+                             "test_starts_a_python": "FAILED", "test_runs_a_shell_command": "FAILED",
+                             "test_a_fixture_starts_it": "FAILED", "test_marked_slow_may": "PASSED",
+                             "test_burns_cpu": "PASSED"}, out
     assert "is in the fast tier but started a process" in out and "mark it where it is declared" in out
     assert f"subprocess.Popen: {sys.executable} -c pass" in out and "os.system: true" in out
     listed = out.split("fast tests over their CPU budget of 0.3 s", 1)[1].split("short test summary")[0]
@@ -93,5 +101,5 @@ def test_a_fast_test_that_starts_a_process_fails_and_cpu_over_budget_is_listed(t
 
 def test_without_the_guard_the_same_suite_passes_silently(tmp_path):
     out = run(tmp_path)
-    assert set(outcomes(out).values()) == {"PASSED"} and len(outcomes(out)) == 6, out
+    assert set(outcomes(out).values()) == {"PASSED"} and len(outcomes(out)) == 7, out
     assert "started a process" not in out and "CPU budget" not in out
