@@ -6,16 +6,9 @@ import torch
 
 from helpers import by_hand, checks
 from helpers.checks.base import ExerciseError
-from helpers.model import checkpoint
 
 L = by_hand.Layout()
 D = L.d_model
-
-
-@pytest.fixture(scope="module")
-def trained():
-    """Notebook 09's shipped induction model: the trained model the check compares with."""
-    return checkpoint.load_named("induction_s0")[0]
 
 
 # --- Exercise 10.4's check ---------------------------------------------------------------------------------

@@ -185,15 +185,10 @@ def test_check_loss_without_says_not_written_yet_before_using_its_model():
         checks.check_loss_without(unwritten)
 
 
-@pytest.fixture(scope="module")
-def trained():
-    """The learner's own `model`, which the check only reports: notebook 09's recipe with seed 0, as shipped (the
-    same recipe and seed a learner trains; training it here cost 30-100 s of this run and of each other Python's,
-    and test_every_position_keeps_training_until_the_model_copies_everywhere trains the recipe live)."""
-    from helpers.model import checkpoint
-
-    return checkpoint.load_named("induction_s0")[0]
-
+# `trained` (tests/unit/conftest.py), the learner's own `model`, which the check only reports: notebook 09's recipe
+# with seed 0, as shipped (training it here cost 30-100 s of this run and of each other Python's, and
+# tests/unit/test_induction.py's test_every_position_keeps_training_until_the_model_copies_everywhere trains the
+# recipe live)
 
 SOLUTION = ("my car is red. my ca", "t")  # notebook 09's committed answer to exercise 9.3
 

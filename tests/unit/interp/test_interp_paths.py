@@ -105,9 +105,8 @@ def test_a_head_that_writes_nothing_changes_nothing_on_any_path():
     _same(_logits(model, head=(0, 1), to=[(1, "q"), (1, "k"), (1, "v"), "logits"]), _final(HEAD0, HEAD1))
 
 
-def test_every_path_at_once_is_the_whole_head_switched_off():
-    for cfg in (Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=3, n_heads=2),
-                Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16, layernorm=True)):
+def test_every_path_at_once_is_the_whole_head_switched_off(small_attention_cfg, small_cfg):
+    for cfg in (small_attention_cfg, small_cfg):
         model = fresh_model(cfg, seed=1)
         with torch.no_grad():
             for p in model.parameters():
@@ -127,9 +126,8 @@ def test_every_path_at_once_is_the_whole_head_switched_off():
         assert not torch.allclose(whole, all_but_one, atol=1e-2), "leaving one path in place changes nothing?"
 
 
-def test_keys_path_in_a_layernorm_model_normalises_the_edited_stream():
-    cfg = Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16, layernorm=True)
-    model = fresh_model(cfg, seed=2)
+def test_keys_path_in_a_layernorm_model_normalises_the_edited_stream(small_cfg):
+    model = fresh_model(small_cfg, seed=2)
     ids = torch.randint(11, (6,), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         _, clean = model.run_with_cache(ids)
@@ -212,9 +210,8 @@ def test_bad_replacements_are_named():
                 pass
 
 
-def test_several_heads_at_once_are_the_sum_of_their_outputs():
-    cfg = Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=3, n_heads=2)
-    model = fresh_model(cfg, seed=3)
+def test_several_heads_at_once_are_the_sum_of_their_outputs(small_attention_cfg):
+    model = fresh_model(small_attention_cfg, seed=3)
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(30)  # big weights: sharp patterns, so a wrong path shows

@@ -4,7 +4,6 @@ import pytest
 import torch
 
 from helpers.model import names
-from helpers.model.config import Config
 from helpers.train import fresh_model
 
 
@@ -15,8 +14,8 @@ def test_keys_have_the_posts_names():
     assert names.is_resid("x3") and not names.is_resid("x") and not names.is_resid("logits")
 
 
-def test_a_full_model_caches_exactly_the_named_activations():
-    model = fresh_model(Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=2, n_heads=2, d_mlp=16, layernorm=True))
+def test_a_full_model_caches_exactly_the_named_activations(small_cfg):
+    model = fresh_model(small_cfg)
     _, cache = model.run_with_cache(torch.tensor([1, 2, 3]))
     expected = {names.TOKENS, names.LOGITS, names.PROBS} | {names.resid(i) for i in range(5)}
     expected |= {names.key(layer, n) for layer in (0, 1) for n in names.ATTENTION + names.MLP}

@@ -358,7 +358,7 @@ def test_the_second_step_waits_for_the_kernels_reply():
         raise failed[0]
 
 
-def test_only_gpt2_smalls_size_is_answered_in_two_steps():
+def test_only_gpt2_smalls_size_is_answered_in_two_steps(larger_than_any_series_model):
     """The split is decided by counting a pass's multiply-adds, not by timing it: GPT-2 Small's shapes on notebook 11's
     text split (and do from 9 tokens on); the GPT-2-shaped stand-in CI and the browser tests run, and the series' own
     models, never do, on any machine."""
@@ -373,5 +373,4 @@ def test_only_gpt2_smalls_size_is_answered_in_two_steps():
     assert cost(gpt2, 17) > split and cost(gpt2, 9) > split > cost(gpt2, 8)
     assert cost(gpt2, 10_000) == cost(gpt2, gpt2.n_ctx)                 # a text is cut to the context
     assert cost(stand_in_config(), 128) < split
-    big = Config(n_vocab=2000, d_model=128, n_ctx=128, n_layers=4, n_heads=4, d_mlp=512)  # larger than any series model
-    assert cost(big, 128) < split
+    assert cost(larger_than_any_series_model, 128) < split

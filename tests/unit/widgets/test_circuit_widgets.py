@@ -8,6 +8,12 @@ from helpers.induction import ALPHABET, config
 from helpers.train import fresh_model
 
 
+@pytest.fixture
+def chars_model():
+    """An untrained model of notebook 09's shape with two layers, seed 1."""
+    return fresh_model(config(n_layers=2), seed=1)
+
+
 @pytest.fixture(scope="module")
 def copying_model():
     """A 2-layer model of notebook 09's shape whose layer-1 head 0 copies the first d_head tokens exactly,
@@ -24,11 +30,11 @@ def copying_model():
     return model
 
 
-def test_explorer_shows_qk_row_and_ov_column():
+def test_explorer_shows_qk_row_and_ov_column(chars_model):
     from helpers.interp.circuits import token_ov_table, token_qk_table
     from helpers.widgets.circuits import CircuitExplorer
 
-    model = fresh_model(config(n_layers=2), seed=1)
+    model = chars_model
     ex = CircuitExplorer(model, layer=1, head=1, token="q")
     qk, ov = token_qk_table(model, 1, 1), token_ov_table(model, 1, 1)
     a = ALPHABET.index("q")
@@ -54,10 +60,10 @@ def test_explorer_sees_a_copying_head(copying_model):
 
 
 @pytest.mark.parametrize("text, message", [("", "empty"), ("é", "is not a token"), ("the ü", "is not a token")])
-def test_explorer_bad_token_goes_to_the_caption(text, message):
+def test_explorer_bad_token_goes_to_the_caption(chars_model, text, message):
     from helpers.widgets.circuits import CircuitExplorer
 
-    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="a")
+    ex = CircuitExplorer(chars_model, token="a")
     ex.token.value = text
     assert message in ex.last_error
     assert "gt-error" in ex.caption.value and ex.token.value == text   # the text is kept
@@ -65,19 +71,19 @@ def test_explorer_bad_token_goes_to_the_caption(text, message):
     assert not ex.last_error and ex.last_state["token"] == "b"
 
 
-def test_explorer_reads_the_last_character_of_a_longer_text():
+def test_explorer_reads_the_last_character_of_a_longer_text(chars_model):
     from helpers.widgets.circuits import CircuitExplorer
 
-    ex = CircuitExplorer(fresh_model(config(n_layers=2), seed=1), token="the")
+    ex = CircuitExplorer(chars_model, token="the")
     assert not ex.last_error and ex.last_state["text"] == "the" and ex.last_state["token"] == "e"
     assert "3 tokens" in ex.caption.value and "the last one" in ex.caption.value
 
 
-def test_explorer_rejects_bad_heads_and_models():
+def test_explorer_rejects_bad_heads_and_models(chars_model):
     from helpers.model.config import Config
     from helpers.widgets.circuits import CircuitExplorer
 
-    model = fresh_model(config(n_layers=2), seed=1)
+    model = chars_model
     with pytest.raises(ValueError):
         CircuitExplorer(model, layer=2, head=0)
     with pytest.raises(ValueError):

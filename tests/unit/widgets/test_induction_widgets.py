@@ -54,12 +54,6 @@ def test_induction_explorer_frames_earlier_copies_and_their_successors():
 L = by_hand.Layout()
 
 
-@pytest.fixture(scope="module")
-def trained():
-    """Notebook 09's shipped induction model: the trained model the check compares with."""
-    return checkpoint.load_named("induction_s0")[0]
-
-
 def test_explorer_shows_both_models(trained):
     hand = by_hand.from_circuits(*by_hand.induction_circuits(L))
     e = InductionExplorer(trained, 0, 1, text="Mr and Mrs Dursley. Mr and Mrs D", compare={"hand-built": (hand, 0, 0)})

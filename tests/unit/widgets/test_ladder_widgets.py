@@ -8,13 +8,13 @@ from helpers.model.config import Config
 from helpers.train import fresh_model
 
 
-def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
+def test_ladder_explorer_shows_every_model_and_explains_bad_prompts(zero_layer_word_model):
     from helpers.data import default_data
     from helpers.ngrams import bigram_probs
     from helpers.widgets.ladder import LadderExplorer
 
     data = default_data()
-    models = {"zero": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=4), 0),
+    models = {"zero": zero_layer_word_model,
               "one": fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=6, n_layers=1, n_heads=2, d_mlp=16), 0)}
     e = LadderExplorer(models, data.tokenizer, bigram_probs(data.train_ids[:5000], data.n_vocab), prompt="and god")
     assert 'data-state="prompt=and god;n=2"' in e.caption.value and "bigram" in e.caption.value
@@ -24,7 +24,7 @@ def test_ladder_explorer_shows_every_model_and_explains_bad_prompts():
     assert "n=4" in e.caption.value and "were cut" in e.caption.value
 
 
-def test_lens_explorer_reads_every_state_and_follows_the_final_guess():
+def test_lens_explorer_reads_every_state_and_follows_the_final_guess(zero_layer_word_model):
     from helpers.data import default_data
     from helpers.interp.lens import logit_lens
     from helpers.model import checkpoint
@@ -45,7 +45,7 @@ def test_lens_explorer_reads_every_state_and_follows_the_final_guess():
     e.text.value = ""
     assert "gt-error" in e.caption.value and "empty" in e.caption.value
     with pytest.raises(ValueError, match="needs a model with layers"):
-        LensExplorer(fresh_model(Config(n_vocab=data.n_vocab, d_model=8, n_ctx=4), 0), data.tokenizer)
+        LensExplorer(zero_layer_word_model, data.tokenizer)
 
 
 def _lens_model():
@@ -142,7 +142,7 @@ def test_a_new_prompt_on_gpt2_small_is_answered_in_two_steps(monkeypatch):
         assert len(passes) == 2 and "lens" not in ex.last_state and queued == []
 
 
-def test_only_gpt2_smalls_size_splits_the_lens():
+def test_only_gpt2_smalls_size_splits_the_lens(larger_than_any_series_model):
     """The lens's split is decided by counting, as the heads explorer's is: GPT-2 Small's shapes from one token on;
     the GPT-2-shaped stand-in CI runs on, and the series' own models, never."""
     from helpers.gpt2.convert import small_config
@@ -153,5 +153,4 @@ def test_only_gpt2_smalls_size_splits_the_lens():
     gpt2 = small_config()
     assert cost(gpt2, 1) > split and cost(gpt2, 10_000) == cost(gpt2, gpt2.n_ctx)
     assert cost(stand_in_config(), 128) < split
-    big = Config(n_vocab=2000, d_model=128, n_ctx=128, n_layers=4, n_heads=4, d_mlp=512)  # larger than any series model
-    assert cost(big, 128) < split
+    assert cost(larger_than_any_series_model, 128) < split
