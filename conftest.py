@@ -25,9 +25,9 @@ if os.environ.get("GT_OFFLINE", "1") == "1":
     runpy.run_path(str(_GUARD / "sitecustomize.py"))
 
 # Threads that wait sleep instead of spinning (OpenMP's passive wait policy), in every process the tests start. The
-# "other machine" runs with two torch threads (tests/test_determinism.py) share 2 cores with another test worker, and
-# spinning made them 2.5x slower there. It changes no number: the negative control in tests/test_determinism.py
-# compares the trained weights under both policies, bit for bit.
+# "other machine" runs with two torch threads (tests/notebooks/test_determinism.py) share 2 cores with another test
+# worker, and spinning made them 2.5x slower there. It changes no number: the negative control in
+# tests/notebooks/test_determinism.py compares the trained weights under both policies, bit for bit.
 os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
@@ -35,7 +35,7 @@ os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 # nbval runs every notebook cell by cell; after each cell, anything the cell wrote to stderr that looks like a
 # Python warning (a UserWarning from torch, a DeprecationWarning, ...) fails that cell: a learner should not have to
 # wonder whether "UserWarning: ..." under a cell means they did something wrong. (Progress bars in a kernel are
-# widgets, not stderr; tests/test_progress.py checks they end green.)
+# widgets, not stderr; tests/unit/test_progress.py checks they end green.)
 WARNING = re.compile(r"\b[A-Z]\w*Warning: ")  # how Python prints one: "file.py:12: UserWarning: message"
 
 

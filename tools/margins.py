@@ -9,11 +9,11 @@ the last bit differently from the one the notebook was written on, and training 
 run is, in effect, another sample of the recipe: a threshold is only safe if it lies beyond what every seed and
 every CPU can give. This tool runs each notebook itself, top to bottom on a fresh kernel, once per seed
 (``GT_SEED``, which ``helpers.setup`` passes on to the notebook's training) under each of ``SETTINGS`` — this
-machine's own and two "other machines" (tests/test_determinism.py's perturbations) — and reads every claim of
+machine's own and two "other machines" (tests/notebooks/test_determinism.py's perturbations) — and reads every claim of
 ``CLAIMS`` out of the kernel afterwards. The notebook is the recipe: there is no second copy of it here.
 
 It writes docs/margins.md (a table: claim, threshold, min / median / max / standard deviation, headroom) and
-docs/margins.json (every value, and the recipe hash each notebook was measured with). tests/test_margins.py
+docs/margins.json (every value, and the recipe hash each notebook was measured with). tests/notebooks/test_margins.py
 checks, cheaply, that the table is current (the recipe hash: the notebook's training and claim cells and the helper
 functions that train), that every threshold here is the notebook's own assert, and that each claim keeps the
 headroom below; the full sweep (about 25 minutes on 2 cores) runs only from here.
@@ -50,7 +50,7 @@ MIN_SIGMAS = 3.0
 
 # This machine's settings, and two other machines (as far as one machine can pretend: torch's CPU kernels on another
 # instruction set, MKL on another code path, another thread count). Each gives a different training trajectory from
-# the same seed on this kind of machine (checked by tests/test_determinism.py's negative control).
+# the same seed on this kind of machine (checked by tests/notebooks/test_determinism.py's negative control).
 SETTINGS: dict[str, dict[str, str]] = {
     "this machine": {"GT_THREADS": "1"},
     "other machine A": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41",

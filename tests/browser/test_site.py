@@ -430,8 +430,8 @@ def test_negative_control_a_page_that_does_not_load(built, chromium, tmp_path):
 # Colour contrast is axe's slowest rule by far (23 of 31 s on notebook 10's page on a loaded 2-core machine). It runs
 # on the pages that hold every kind of thing the site adds (the theme around a page, the landing page and search, code
 # cells, a check's output, the folded answers, the static explorers, MathJax); the notebooks' outputs themselves are
-# also audited with it in JupyterLab (tests/browser) and their colours are checked by tests/test_palette.py. Every
-# other rule runs on every page.
+# also audited with it in JupyterLab (tests/browser) and their colours are checked by
+# tests/unit/plots/test_palette.py. Every other rule runs on every page.
 CONTRAST_PAGES = {"index.html", "search.html", "01_bigrams.html", "04_attention_matrix.html",
                   "10_circuits_and_cost.html"}
 

@@ -3,12 +3,12 @@
 - nbgrader releases the learner copies from the committed notebooks and grades them with the notebooks'
   own checks: an unfilled copy scores 0 on every exercise, the solutions full marks, a wrong answer 0 with the
   check's message as its feedback. (No check reads a model trained live in the notebook — 9.3 grades shipped copies
-  of 09's model, 10 reads a shipped one — so grading "on another machine" is left to tests/test_determinism.py,
+  of 09's model, 10 reads a shipped one — so grading "on another machine" is left to tests/notebooks/test_determinism.py,
   which runs every solution notebook, its checks included, under both other-machine settings.)
 - an unfilled learner copy runs to the end with no error: each check says "not written yet" on stderr
   (so "Run All" works for a learner, and nbgrader scores it 0);
 - nothing above an exercise computes what it asks for: no notebook cell calls a helper that answers it
-  (traced in the kernel, so a renamed import can't hide one — tests/exercise_trace.py), and no cell holds
+  (traced in the kernel, so a renamed import can't hide one — tests/support/exercise_trace.py), and no cell holds
   one of the solution's expressions (compared with every variable name blanked out); at least one
   exercise a notebook is answered nowhere in the copy.
 
@@ -64,7 +64,7 @@ def check_name(cell) -> str:
 
 
 def tracer_profile(folder: Path) -> Path:
-    """An IPYTHONDIR whose start-up file is tests/exercise_trace.py."""
+    """An IPYTHONDIR whose start-up file is tests/support/exercise_trace.py."""
     startup = folder / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "support" / "exercise_trace.py", startup / "00-trace.py")

@@ -6,7 +6,7 @@ The full sweep is too long for CI (about 25 minutes on 2 cores); these checks ar
 - every threshold tools/margins.py reads is the notebook's own assert, word for word;
 - every asserted claim keeps the headroom rule in every notebook, and no run of the sweep failed a cell;
 - the tool's own arithmetic (the verdicts, what counts as a new recipe), on made-up values.
-tests/test_seeds.py runs the notebooks again with a few other seeds and machines.
+tests/notebooks/test_seeds.py runs the notebooks again with a few other seeds and machines.
 """
 
 from __future__ import annotations

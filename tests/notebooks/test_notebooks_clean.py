@@ -90,7 +90,7 @@ def test_predict_then_check(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_learner_copy_clears_solutions_and_each_check_says_so(path):
-    """Cheap twin of tests/test_exercises.py: each unfilled exercise with its check, alone. The check's message
+    """Cheap twin of tests/notebooks/test_exercises.py: each unfilled exercise with its check, alone. The check's message
     begins with the function as the learner's cell names it (its `def`), not the check's own word for it: a
     learner who wrote `def stable_softmax` is told about stable_softmax, not softmax."""
     from helpers.checks import ExerciseError

@@ -8,8 +8,8 @@ other machines of tools/margins.py — and every cell must pass (the notebook's 
 tools/margins.py reads must hold. The notebook is the recipe; nothing here repeats it.
 
 This is the cheap guard. The thresholds themselves come from the full sweep (20 seeds x 3 settings, about 40
-minutes: ``python -m tools.margins``), whose table docs/margins.md is checked by tests/test_margins.py.
-Claims about the shipped checkpoints are not retrained here: tests/test_checkpoints.py evaluates the files.
+minutes: ``python -m tools.margins``), whose table docs/margins.md is checked by tests/notebooks/test_margins.py.
+Claims about the shipped checkpoints are not retrained here: tests/unit/model/test_checkpoints.py evaluates the files.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An IPython start-up file (tests/test_exercises.py copies it into a throw-away IPYTHONDIR): inside each
+"""An IPython start-up file (tests/notebooks/test_exercises.py copies it into a throw-away IPYTHONDIR): inside each
 kernel nbgrader starts, it wraps every helper that answers an exercise (the ``answered_by`` of each
 ``helpers.checks`` check) and writes one line to ``$GT_TRACE_DIR`` whenever a notebook cell calls one
 directly — whatever name the cell imported it under. Calls made by other helpers (a model's forward

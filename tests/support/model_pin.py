@@ -1,11 +1,12 @@
 """Fingerprints of every shipped checkpoint's activations, and of the interventions' outputs, on fixed inputs: the
 pin that a change inside the model (its hook points, its files' layout) leaves everything a learner sees as it was.
 
-    python tests/model_pin.py --write      # only when the model's numbers are meant to change (say why in the commit)
+    python tests/support/model_pin.py --write   # only when the model's numbers are meant to change (say why)
 
-tests/test_model_pin.py compares a fresh run with tests/model_pin.json. A fingerprint is each activation's shape, its
-sum, the sum of its absolute values and 16 entries at fixed places: a change of any weight, any activation's formula
-or any intervention's effect moves them, while another CPU's rounding (about 1e-6 relative) does not.
+tests/unit/model/test_model_pin.py compares a fresh run with tests/support/model_pin.json. A fingerprint is each
+activation's shape, its sum, the sum of its absolute values and 16 entries at fixed places: a change of any weight,
+any activation's formula or any intervention's effect moves them, while another CPU's rounding (about 1e-6 relative)
+does not.
 """
 
 from __future__ import annotations

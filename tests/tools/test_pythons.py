@@ -11,7 +11,7 @@ this clone's helpers, `pip check` is content, and the unit tests (the fast tier 
 each_python: `-m "not slow or each_python"`) plus notebook 01 through nbval pass inside it, with the project's
 pytest options;
 where a Python has its own nbgrader pin (3.10), nbgrader releases and grades notebook 01's exercises there
-too (tests/test_exercises.py, on 01 only).
+too (tests/notebooks/test_exercises.py, on 01 only).
 Without CI=true or GT_PYTHONS this test skips (learners don't pay for it); so it does where a Python is not
 installed, or, outside CI, where its environment was not prepared. Under CI=true a missing or broken
 environment fails.
@@ -45,7 +45,7 @@ THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 # servers or notebooks is left to the main run) and notebook 01 through nbval.
 UNIT_TESTS = ["-m", "not slow or each_python", "tests"]
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
-EXERCISES = "01"  # tests/test_exercises.py grades only this notebook with nbgrader there
+EXERCISES = "01"  # tests/notebooks/test_exercises.py grades only this notebook with nbgrader there
 TIMEOUT = 900  # s, for the whole run inside one environment
 
 

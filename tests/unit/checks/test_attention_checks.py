@@ -436,7 +436,7 @@ def test_restored_by_head_needs_the_one_layer_model():
 
 
 def test_a_wrapped_helper_is_forbidden_by_its_own_code_not_its_wrapper(monkeypatch):
-    """Under tests/test_exercises.py's tracer every answering helper is a functools.wraps wrapper with one
+    """Under tests/notebooks/test_exercises.py's tracer every answering helper is a functools.wraps wrapper with one
     shared code object; the notebook's softmax is one of them. A right answer that calls softmax must not
     be taken for one that calls single_query; one that calls single_query still is refused."""
     import functools

@@ -1,5 +1,5 @@
-"""helpers.interp.patching and helpers.interp.lens, worked out by hand on tests/interp_models.py's uniform model:
-W_E sends token 0 -> (1, 0), 1 -> (0, 1), 2 -> (2, 2); the one head averages x0 over tokens 1 ... i (o = mean);
+"""helpers.interp.patching and helpers.interp.lens, worked out by hand on tests/support/interp_models.py's uniform
+model: W_E sends token 0 -> (1, 0), 1 -> (0, 1), 2 -> (2, 2); the one head averages x0 over tokens 1 ... i (o = mean);
 W_U reads the two coordinates as the logits of tokens 0 and 1 (token 2's logit is 0).
 
     clean      [0, 1, 2]: x0_3 = (2, 2), o_3 = (1, 1),       x1_3 = (3, 3)         logit 0 - logit 1 =  0

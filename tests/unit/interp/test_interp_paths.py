@@ -1,6 +1,6 @@
 """helpers.interp.paths: one head's output taken out of one path only.
 
-On ``two_layer_model`` (tests/interp_models.py) every number is worked out by hand, for the text "0 1" and the
+On ``two_layer_model`` (tests/support/interp_models.py) every number is worked out by hand, for the text "0 1" and the
 prediction made at its second position. Layer 0's head 0 attends uniformly and copies, so
     x0 = [(1, 0), (0, 1)],  o^{0.0} = [(1, 0), (0.5, 0.5)],  x1 = [(2, 0), (0.5, 1.5)].
 Layer 1's head 0 scores s_j = x_2 . x_j / sqrt 2 and copies x_j; its head 1 averages x_1 and x_2. The logits are

@@ -1,7 +1,8 @@
 """The model's numbers stay as the learner has seen them: every shipped checkpoint's activations, and the output of
 every intervention (ablation, mean ablation, path ablation to q, k, v, one head, the MLP and the logits, patching of
-heads, states and x0, the patching sweep, the logit lens), equal the fingerprints in tests/model_pin.json, written
-before the hook points replaced the model's edit slots (tests/model_pin.py says what a fingerprint holds)."""
+heads, states and x0, the patching sweep, the logit lens), equal the fingerprints in tests/support/model_pin.json,
+written before the hook points replaced the model's edit slots (tests/support/model_pin.py says what a fingerprint
+holds)."""
 
 import json
 
