@@ -1,5 +1,5 @@
-"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, and no warning
-under a notebook cell.
+"""Repository-wide pytest set-up (loaded for tests/ and notebooks/ alike): the offline guard, no warning under a
+notebook cell, the two tiers (tests/support/tiers.py) and how the tests share pytest-xdist's workers.
 
 The whole suite must pass with the network disabled. GT_OFFLINE=1 plus
 tests/offline/ on PYTHONPATH make every Python process the tests start (nbval's kernels,
@@ -8,7 +8,6 @@ connections and name look-ups; this process loads it directly. The browser is ke
 by its own flags (tools/jlab/). Set GT_OFFLINE=0 to switch the guard off.
 """
 
-import ast
 import os
 import re
 import runpy
@@ -26,9 +25,9 @@ if os.environ.get("GT_OFFLINE", "1") == "1":
     runpy.run_path(str(_GUARD / "sitecustomize.py"))
 
 # Threads that wait sleep instead of spinning (OpenMP's passive wait policy), in every process the tests start. The
-# "other machine" runs with two torch threads (tests/test_determinism.py) share 2 cores with another test worker, and
-# spinning made them 2.5x slower there. It changes no number: the negative control in tests/test_determinism.py
-# compares the trained weights under both policies, bit for bit.
+# "other machine" runs with two torch threads (tests/notebooks/test_determinism.py) share 2 cores with another test
+# worker, and spinning made them 2.5x slower there. It changes no number: the negative control in
+# tests/notebooks/test_determinism.py compares the trained weights under both policies, bit for bit.
 os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
@@ -36,7 +35,7 @@ os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 # nbval runs every notebook cell by cell; after each cell, anything the cell wrote to stderr that looks like a
 # Python warning (a UserWarning from torch, a DeprecationWarning, ...) fails that cell: a learner should not have to
 # wonder whether "UserWarning: ..." under a cell means they did something wrong. (Progress bars in a kernel are
-# widgets, not stderr; tests/test_progress.py checks they end green.)
+# widgets, not stderr; tests/unit/test_progress.py checks they end green.)
 WARNING = re.compile(r"\b[A-Z]\w*Warning: ")  # how Python prints one: "file.py:12: UserWarning: message"
 
 
@@ -52,106 +51,17 @@ def pytest_runtest_call(item):
     return result
 
 
-# --- the fast part -------------------------------------------------------------------------------------------------
-# `python -m pytest -m "not slow"` runs the unit tests alone, in a few minutes: what a developer runs while changing
-# helpers/. "slow" marks every notebook run by nbval, the browser tests, and the test files below, each of which
-# starts kernels, notebooks, other interpreters or a server (minutes in all). `bash run.sh test` runs everything.
-SLOW_FILES = {
-    "test_determinism.py",       # every notebook again under two other-machine settings
-    "test_exercises.py",         # the learner copies, nbgrader's release and autograde, the other-machine grading
-    "test_checks_containers.py",  # every exercise's right answer in three containers, in kernels
-    "test_check_messages.py",    # every check's messages, by running the check tests again under a census
-    "test_pythons.py",           # the other Pythons' environments
-    "test_setup.py",             # run.sh itself, in fresh folders
-    "test_lab.py",               # JupyterLab and Notebook 7 started
-    "test_offline.py",           # the offline guard, in fresh interpreters and kernels
-    "test_gpt2.py",              # GPT-2 written, served on 127.0.0.1, loaded, compared with transformers
-    "test_model_pin.py",         # every shipped checkpoint, every intervention
-    "test_seeds.py",             # notebooks again under other seeds and machine settings
-    "test_split_redraw.py",      # a press on the page, in a Jupyter kernel
-    "test_site.py",              # the course site: every learner copy executed, Sphinx, the pages in Chromium
-    "test_add_a_notebook.py",    # a notebook added by CONTRIBUTING's checklists in a copy of the repository, checked
-}
+# --- the fast tier and the workers -------------------------------------------------------------------------------
+# `bash run.sh test fast` (pytest -m "not slow") runs what a developer runs while changing helpers/: under a minute on 2
+# cores. A test is slow where it is declared (pytestmark = pytest.mark.slow, or @pytest.mark.slow); nbval's notebook
+# cells, declared nowhere in Python, are marked below. tests/support/tiers.py fails a fast test that starts a process
+# and lists the fast tests over their CPU budget. `bash run.sh test` runs everything, on pytest-xdist's workers with
+# --dist loadgroup: tests/support/workers.py says which tests stay together.
+pytest_plugins = ["support.tiers", "support.workers"]
 
 
-# --- two workers ----------------------------------------------------------------------------------------------------
-# `bash run.sh test` runs the suite on pytest-xdist's workers (GT_WORKERS, default: the CPU count up to 4), each with
-# one torch thread. Tests go to a worker in units that must stay together: a notebook's nbval cells (they share a
-# kernel), a file's tests (module fixtures: one nbgrader course, one run of every notebook), the browser tests (each
-# file's Playwright must end before the next starts its own), and the check tests with the message census that reads
-# what they raised (it runs last among them, tests/conftest.py). The files whose tests are each a run of their own (a
-# notebook under other settings, another Python) are split test by test. Units start longest first, so that no worker
-# is left with a long one at the end.
-EACH_TEST_ALONE = {"test_determinism.py", "test_seeds.py", "test_pythons.py"}
-
-
-def _census_group() -> set[str]:
-    """The check tests (tests/message_census.py's CHECK_TESTS: its SHARED_CHECK_TESTS and each notebook's manifest's
-    [checks] tests, read without importing message_census, whose import starts its recording, or helpers, which
-    imports torch) and the census test's own file."""
-    import importlib.util
-    import sys
-
-    root = Path(__file__).parent
-    tree = ast.parse((root / "tests" / "message_census.py").read_text(encoding="utf-8"))
-    shared = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                  and getattr(node.targets[0], "id", "") == "SHARED_CHECK_TESTS")
-    spec = importlib.util.spec_from_file_location("_gt_series", root / "helpers" / "series" / "__init__.py")
-    manifest = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # (its dataclasses look it up there)
-    spec.loader.exec_module(manifest)
-    return set(ast.literal_eval(shared)) | {t for nb in manifest.load() for t in nb.check_tests} | \
-        {"test_check_messages.py"}
-
-
-CENSUS_GROUP = _census_group()
-LONGEST_FIRST = ["test_exercises.py", "browser", "test_site.py", "test_checks_containers.py", ".ipynb",
-                 "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
-                 "test_lab.py"]
-
-
-def work_unit(nodeid: str) -> str:
-    """The unit of work a test belongs to (see above), from its pytest node id."""
-    path = nodeid.split("::", 1)[0]
-    name = path.rsplit("/", 1)[-1]
-    if name in CENSUS_GROUP:
-        return "message census"
-    if "browser" in path.split("/"):  # one Playwright per worker thread at a time: the files in their order, together
-        return "browser"
-    if name in EACH_TEST_ALONE:
-        return nodeid
-    return path
-
-
-def start_rank(nodeid: str) -> int:
-    """Where a test's unit starts in the queue: the longest kinds first (LONGEST_FIRST, measured), then the rest."""
-    path = nodeid.split("::", 1)[0]
-    for rank, part in enumerate(LONGEST_FIRST):
-        if part in path.split("/") or path.endswith(part):
-            return rank
-    return len(LONGEST_FIRST)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "load":  # (-n without --dist) a --dist asked for is xdist's own
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SeriesScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
-
-    config.option.loadscopereorder = False  # the order is the collection's, sorted below
-    return SeriesScheduling(config, log)
-
-
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:  # before -m reads the marks
-        path = Path(str(item.fspath))
-        if path.suffix == ".ipynb" or "browser" in path.parts or path.name in SLOW_FILES:
+        if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-    result = yield
-    if hasattr(config, "workerinput"):  # on an xdist worker, after every other hook: all workers sort alike (stable)
-        items.sort(key=lambda item: start_rank(item.nodeid))
-    return result

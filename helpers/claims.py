@@ -17,7 +17,7 @@ When ``$GT_CLAIMS_FILE`` names a file, every call also appends what it saw to it
 that is how ``tools/margins.py`` records a run, with no second copy of any claim.
 
 A claim the margins have not measured yet still checks its bound, and says it has no measured runs to show: a test
-(tests/test_margins.py) fails on it, never a learner.
+(tests/notebooks/test_margins.py) fails on it, never a learner.
 """
 
 from __future__ import annotations

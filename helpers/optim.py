@@ -11,7 +11,7 @@ weight decay λ:
 Why not ``torch.optim.AdamW``: building any ``torch.optim`` optimizer imports ``torch._dynamo`` and sympy, about
 65 MB in every kernel that trains (notebooks 02, 06, 08, 09, 10; docs/speed.md), for these few
 lines. This class does exactly the arithmetic of torch's single-tensor AdamW, the one torch runs on the CPU, in the
-same order, so a training run is bit for bit the one ``torch.optim.AdamW`` gives (tests/test_optim.py).
+same order, so a training run is bit for bit the one ``torch.optim.AdamW`` gives (tests/unit/test_optim.py).
 """
 
 from __future__ import annotations

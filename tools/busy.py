@@ -1,8 +1,8 @@
 """Run a command with CPU-bound processes beside it, as on a busy machine (a class's shared server, a laptop
 compiling something), and report the load it ran under.
 
-    python -m tools.busy --per-core 2 -- python -m pytest tests/test_checks_base.py
-    GT_CHECK_TIMES=/tmp/times.tsv python -m tools.busy -- python -m pytest tests/test_attention_checks.py
+    python -m tools.busy --per-core 2 -- python -m pytest tests/unit/checks/test_checks_base.py
+    GT_CHECK_TIMES=/tmp/times.tsv python -m tools.busy -- python -m pytest tests/unit/checks/test_attention_checks.py
     python -m tools.busy --summary /tmp/times.tsv          # the slowest calls of learners' functions
 
 The busy processes spin in plain Python (no torch threads), one per ``--per-core`` x the machine's cores, and are

@@ -11,7 +11,7 @@ writes (``--repo`` first rewrites pyproject.toml's two lines, e.g. for a fork):
 - binder/requirements.txt: requirements.txt's pins for Binder's Python (binder/runtime.txt) without the test
   tools, with PyTorch's CPU-only build of the same version.
 
-``--check`` writes nothing and exits 1 if any of them is out of date (tests/test_cloud.py checks the same).
+``--check`` writes nothing and exits 1 if any of them is out of date (tests/tools/test_cloud.py checks the same).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TESTS_HEADING = "# tests"  # requirements.txt: the pins below this line are the test tools, not needed to learn
 # Colab's own packages the notebooks use (its runtime ships them; as of 2026). The colab extra must name none of
 # them: replacing a package Colab has already imported needs a runtime restart. The notebooks' other needs are
-# the extra's (tests/test_cloud.py checks the two together cover requirements.txt's run-time pins).
+# the extra's (tests/tools/test_cloud.py checks the two together cover requirements.txt's run-time pins).
 COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "tqdm", "safetensors", "pyarrow",
                "huggingface-hub", "tokenizers")
 # What only the hub of `bash run.sh hub` runs: Binder brings its own JupyterHub, whose version it chooses

@@ -4,7 +4,8 @@ operation is shown before a learner needs it).
     python -m tools.idioms              every idiom's first use, in the order a learner meets them
     python -m tools.idioms --solutions  the idioms of the series' own solutions, exercise by exercise
 
-The list of where each is shown is helpers/idioms.py; tests/test_torch_idioms.py holds the two against each other.
+The list of where each is shown is helpers/idioms.py; tests/notebooks/test_torch_idioms.py holds the two against each
+other.
 
 What a learner reads as code: every code cell of a learner copy (learn/, the exercise scaffolds included: the
 solutions are blank there), and the code spans of every folded ``<details>`` block (hints, answers), parsed as

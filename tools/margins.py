@@ -16,7 +16,7 @@ raising. The notebook is the recipe and the list of claims: there is no second c
 
 It writes helpers/margins.json (every claim's value in every run, and the recipe hash each notebook was measured
 with; shipped with the helpers, read by the claims the learner sees) and docs/margins.md (a table: claim, bound,
-min / median / max / standard deviation, headroom). tests/test_margins.py checks, cheaply, that the data is current
+min / median / max / standard deviation, headroom). tests/notebooks/test_margins.py checks, cheaply, that the data is current
 (the recipe hash: the notebook's training and claim cells and the helper functions that train), that every claim a
 notebook makes was measured, and that each keeps the headroom below with the bound the notebook has today; the
 full sweep (about an hour on 2 cores) runs only from here.
@@ -52,7 +52,7 @@ MIN_SIGMAS = 3.0
 
 # This machine's settings, and two other machines (as far as one machine can pretend: torch's CPU kernels on another
 # instruction set, MKL on another code path, another thread count). Each gives a different training trajectory from
-# the same seed on this kind of machine (checked by tests/test_determinism.py's negative control).
+# the same seed on this kind of machine (checked by tests/notebooks/test_determinism.py's negative control).
 SETTINGS: dict[str, dict[str, str]] = {
     "this machine": {"GT_THREADS": "1"},
     "other machine A": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41",
@@ -132,7 +132,7 @@ def _without_drawing(source: str) -> str:
 
 def _claims_without_bounds(source: str) -> str:
     """A cell's source with every ``claim(...)`` call cut to its words and value: a bound is checked against the stored
-    values (tests/test_margins.py), so moving one needs no new measurement; the value's expression does."""
+    values (tests/notebooks/test_margins.py), so moving one needs no new measurement; the value's expression does."""
     import ast
 
     try:

@@ -85,8 +85,8 @@ SOLUTIONS = ROOT / "helpers" / "checks" / "solutions.py"  # what checks.answer("
 def solutions_text(paths: list[Path]) -> str:
     """helpers/checks/solutions.py: every exercise's solution cell (its markers taken out) and its checks."""
     lines = ['"""The series\' solution of every exercise, for helpers/checks/answers.py. Written by',
-             "`python -m tools.notebooks clean` from the solution cells of notebooks/ (tests/test_notebooks_clean.py",
-             'checks it is current): do not edit."""',
+             "`python -m tools.notebooks clean` from the solution cells of notebooks/",
+             '(tests/notebooks/test_notebooks_clean.py checks it is current): do not edit."""',
              "# ruff: noqa: E501", "", "SOLUTIONS = {"]
     for path in paths:
         nb = nbformat.read(path, as_version=4)

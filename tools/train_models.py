@@ -7,7 +7,7 @@
 Every model is trained on ``helpers.data.default_data()`` (King James text, a 2,000-word vocabulary
 unless its Spec sets ``max_vocab``) with a fixed seed, and saved as safetensors (float16 weights,
 about 0.5 MB each) whose metadata records the held-out loss *measured after reloading the saved
-file*, the steps, seed, training time and a hash of the vocabulary. ``tests/test_checkpoints.py``
+file*, the steps, seed, training time and a hash of the vocabulary. ``tests/unit/model/test_checkpoints.py``
 reloads each file with the current code and checks that the held-out loss is still what the
 metadata says.
 
@@ -53,7 +53,7 @@ class Spec:
     seed: int = 0
     max_vocab: int = 2000  # the tokenizer's vocabulary: default_data(max_vocab=...) trains, evaluates, hashes
     probe: bool = False  # track induction heads while training (see train_probed); stored in the metadata
-    size_limit: int = 1_000_000  # bytes the float16 file may take (tests/test_checkpoints.py)
+    size_limit: int = 1_000_000  # bytes the float16 file may take (tests/unit/model/test_checkpoints.py)
     stop_induction: float | None = None  # with probe: stop (before ``steps``) once a last-layer head's
     # induction score has been at least this at two probes in a row
 
@@ -68,7 +68,7 @@ class Spec:
 # held-out loss 3.540 / 3.528). W_pos at std 1.0 and lr 1e-2 give each model one previous-token head
 # (attn1 head 2: mean weight 0.59 on the previous token; attn2 layer 1 head 3: 0.72) and a better
 # loss (3.437 / 3.430). For attn2 this depends on the seed: seed 0 split the job over two heads
-# (0.44 and 0.46), so attn2 uses seed 1. tests/test_checkpoints.py checks the heads.
+# (0.44 and 0.46), so attn2 uses seed 1. tests/unit/model/test_checkpoints.py checks the heads.
 REGISTRY: dict[str, Spec] = {
     "attn1": Spec("1 layer, attention only, 4 heads of d_head 16",
                   dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, pos_init_std=1.0), lr=1e-2),
@@ -316,7 +316,7 @@ def train_one(name: str) -> dict:
     meta["heldout_loss"] = f"{heldout_loss(reloaded, data, spec.masked):.3f}"  # as trained
     if not spec.masked:  # and as it would have to be used, unable to see the future
         meta["heldout_loss_masked"] = f"{heldout_loss(reloaded, data, True):.3f}"
-    if spec.probe:  # the induction figures of the file itself (tests/test_checkpoints.py re-measures them)
+    if spec.probe:  # the induction figures of the file itself (tests/unit/model/test_checkpoints.py re-measures them)
         rep = repeat_halves(reloaded)
         meta["induction_scores"] = json.dumps([[round(v, 3) for v in row] for row in rep["induction"].tolist()])
         meta["previous_scores"] = json.dumps([[round(v, 3) for v in row] for row in rep["previous"].tolist()])
@@ -328,8 +328,8 @@ def train_one(name: str) -> dict:
 
 def train_induction_reference(name: str) -> dict:
     """One of INDUCTION: notebook 09's recipe (or the periodic lesson's) with that seed; saved (float32) with the
-    figures the check and tests/test_checkpoints.py rely on: head scores, repeat loss on notebook 09's probe and
-    copying by position, measured on the file."""
+    figures the check and tests/unit/model/test_checkpoints.py rely on: head scores, repeat loss on notebook 09's probe
+    and copying by position, measured on the file."""
     import torch
 
     from helpers import setup
@@ -363,7 +363,7 @@ def train_induction_reference(name: str) -> dict:
 
 def train_text_reference(name: str) -> dict:
     """One of TEXT: trained, saved (float16) with its recipe, the curve recorded while training and the figures of
-    helpers.text_induction.probe measured on the file itself (tests/test_checkpoints.py re-measures them)."""
+    helpers.text_induction.probe measured on the file itself (tests/unit/model/test_checkpoints.py re-measures them)."""
     import torch
 
     from helpers import setup

@@ -62,7 +62,7 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
 
     answered_by: dotted names of the helpers that compute what the exercise asks for (for example
     ``"helpers.ngrams.normalize_columns"``). The learner copy must not call them above the exercise:
-    ``tests/test_exercises.py`` traces every call a notebook cell makes to them.
+    ``tests/notebooks/test_exercises.py`` traces every call a notebook cell makes to them.
 
     In Jupyter, an exercise not written yet is reported on stderr instead of raised, so "Run All" on a
     fresh learner copy runs to the end; nbgrader still scores such a cell 0 (it counts stderr as failing).

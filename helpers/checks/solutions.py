@@ -1,6 +1,6 @@
 """The series' solution of every exercise, for helpers/checks/answers.py. Written by
-`python -m tools.notebooks clean` from the solution cells of notebooks/ (tests/test_notebooks_clean.py
-checks it is current): do not edit."""
+`python -m tools.notebooks clean` from the solution cells of notebooks/
+(tests/notebooks/test_notebooks_clean.py checks it is current): do not edit."""
 # ruff: noqa: E501
 
 SOLUTIONS = {

@@ -169,7 +169,7 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
     q = W_Q x + b_Q, k = W_K x + b_K, v = W_V x + b_V, o = sum_h W_O^h r^h + b_O. b_O belongs to no head: it is
     in ``o`` but not in ``o_heads``. Two of them fold away exactly: b_K adds q_i . b_K to every score of row i,
     which the softmax ignores; b_V adds W_O^h b_V^h to o^h at every position (the weights of a row sum to 1),
-    a constant that could live in b_O (both asserted in tests/test_gpt2.py).
+    a constant that could live in b_O (both asserted in tests/unit/gpt2/test_gpt2.py).
     hook: hook(name, activation) -> activation, called on q, k, v, S, A, r, o_heads and o as each is computed (the
     ``Attention`` module passes its hook points, ``helpers.model.hooks``); each later step uses what it returns.
     """

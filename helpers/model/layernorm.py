@@ -8,7 +8,7 @@ where mu and sigma are the mean and standard deviation of the d_model entries of
 and gamma, beta (d_model,) are learned. Column vectors as in the post, so a sequence x is
 (d_model, n) (or (batch, d_model, n)) and we normalise over dim -2, the d_model axis. PyTorch's
 ``torch.nn.LayerNorm`` works on rows (n, d_model) and normalises the last axis; transposing
-turns one into the other (tests/test_layernorm.py checks they agree).
+turns one into the other (tests/unit/model/test_layernorm.py checks they agree).
 
 sigma uses the *biased* variance (divide by d_model, not d_model - 1) and a small ``eps`` inside
 the square root, exactly like torch, so a constant vector does not divide by zero.

@@ -6,7 +6,7 @@
 
 Every matrix multiplies each column (position) of x on its own and the nonlinearity acts entry
 by entry, so the MLP never mixes positions: permuting the columns of x permutes the columns of m
-(tests/test_mlp.py). By convention d_mlp = 4 * d_model. GPT-2 uses GELU(x) = x * Phi(x) (Phi the
+(tests/unit/model/test_mlp.py). By convention d_mlp = 4 * d_model. GPT-2 uses GELU(x) = x * Phi(x) (Phi the
 standard normal CDF) instead of ReLU(x) = max(x, 0); ``Config.activation`` picks one.
 """
 

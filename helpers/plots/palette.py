@@ -1,6 +1,7 @@
 """Every colour the series draws with, in one place, so that one test holds them all to account.
 
-tests/test_palette.py checks, with ``coloraide``'s simulations of full protanopia, deuteranopia and tritanopia:
+tests/unit/plots/test_palette.py checks, with ``coloraide``'s simulations of full protanopia, deuteranopia and
+tritanopia:
 
 - colours that must be told apart within one picture (each tuple of ``GROUPS``) differ by CIEDE2000 >= 20 under
   normal vision and each simulation (20 is a clearly visible difference; 2.3 is the smallest noticeable one);

@@ -2,7 +2,9 @@
 
 The notebooks are copied into a temporary folder that the server serves, so the browser's
 autosave never writes outputs into the repository. Screenshots go to artifacts/browser/.
-Without Chromium the tests skip with the reason; under CI=true they fail instead.
+Without Chromium the tests skip with the reason; under CI=true they fail instead. The files that use these fixtures
+declare xdist_group("browser"): one worker runs them all, so the servers and Chromium start once (test_site.py,
+test_lab.py and test_split_redraw.py start their own and may run on any worker).
 """
 
 from __future__ import annotations

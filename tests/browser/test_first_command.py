@@ -25,6 +25,10 @@ from conftest import ROOT
 from tools import jlab
 from tools import notebooks as nbtool
 
+# `bash run.sh lab`, JupyterLab and Chromium; the browser group
+# runs on one worker (conftest.py's servers and Chromium start once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
 CELLS_JS = """() => {
   const model = window.jupyterapp.shell.currentWidget.content.model;
   const out = [];

@@ -27,6 +27,10 @@ from tools import jlab
 
 from tools import hub as hubtool
 
+# JupyterHub, three students' servers and kernels, Chromium; the browser group
+# runs on one worker (conftest.py's servers and Chromium start once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
 NOTEBOOK = "04_attention_matrix.ipynb"
 MARK = "An edit only student one makes"
 LIMIT_MB = 1024  # the memory limit per student docs/teaching.md recommends

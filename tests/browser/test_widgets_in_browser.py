@@ -38,6 +38,10 @@ from conftest import ARTIFACTS, FIXTURE, ROOT, series_notebooks
 
 from tools import jlab
 
+# every notebook in JupyterLab (and one in Notebook 7), in Chromium; the browser group
+# runs on one worker (conftest.py's servers and Chromium start once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
 KINDS = {"slider", "choice", "text", "toggle", "checkbox"}
 # Corpus words only, longer than any default text, so the query slider gains room to move.
 FAST_PROMPT = "and god said unto moses , go in unto pharaoh and say unto him , let my people go"
