@@ -28,8 +28,8 @@ A file's keys, and who reads each:
     live                     whether the notebook trains a model while it runs (its claims then need margins)
     recipe_functions         the helpers whose source is part of that training recipe (the margins' recipe hash)
     [checks]
-    tests                    the test files that hand wrong answers to its exercise checks (the message census,
-                             tests/message_census.py)
+    tests                    the test files that hand wrong answers to its exercise checks (tests/unit/checks/:
+                             test_check_messages.py measures their messages)
     [claims]
     ledger                   the ledger of its latest fresh read, claim by claim (tests/claims/)
 

@@ -324,7 +324,7 @@ class Copy:
         init.write_text(text, encoding="utf-8")
 
     def check_tests(self, ex: dict) -> None:
-        path = self.root / "tests" / f"test_checks_{self.nn}.py"
+        path = self.root / "tests" / "unit" / "checks" / f"test_checks_{self.nn}.py"
         head = "" if path.exists() else TESTS_HEAD.format(nn=self.nn, error=ERROR)
         with path.open("a", encoding="utf-8") as f:
             f.write(head + ex["test_code"].format(error=ERROR))

@@ -254,6 +254,7 @@ def test_an_installed_wheel_finds_and_loads_its_checkpoints(tmp_path):
     assert seen["map"] == model_map.map_html("06") and seen["idioms"] == len(idioms.IDIOMS) > 100
 
 
+@pytest.mark.slow  # runs binder/start and git
 def test_binder_start_applies_the_series_jupyter_settings_as_run_sh_lab_does(tmp_path):
     """repo2docker runs binder/start before Jupyter: it puts the repository's jupyter-config/ (JupyterLab's
     announcements off: no question about Jupyter's news over the first notebook) on JUPYTER_CONFIG_PATH, ahead of

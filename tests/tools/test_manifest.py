@@ -44,7 +44,7 @@ def test_the_manifest_agrees_with_its_notebook(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_each_exercise_check_is_given_wrong_answers_by_a_test_the_manifest_names(path):
     """The manifest's [checks] tests are files of tests/ that call each check of the notebook's exercises (they hand
-    it the wrong answers the message census records)."""
+    it the wrong answers whose messages tests/unit/checks/test_check_messages.py measures)."""
     nb = ENTRIES[path.stem]
     cells = nbformat.read(path, as_version=4).cells
     checks = {CHECK_CALL.search(cells[e["cells"][2]].source)[1] for e in nbtool.exercises(path)}

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # git ls-files lists the repository
+
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = {".py", ".md", ".ipynb", ".toml", ".txt", ".yml", ".yaml", ".sh", ".cfg", ".json", ".js", ".css", ".html",
         ".in", ".ini", ""}
