@@ -16,7 +16,8 @@ raising. The notebook is the recipe and the list of claims: there is no second c
 
 It writes helpers/margins.json (every claim's value in every run, and the recipe hash each notebook was measured
 with; shipped with the helpers, read by the claims the learner sees) and docs/margins.md (a table: claim, bound,
-min / median / max / standard deviation, headroom). tests/notebooks/test_margins.py checks, cheaply, that the data is current
+min / median / max / standard deviation, headroom). tests/notebooks/test_margins.py checks, cheaply, that the data is
+current
 (the recipe hash: the notebook's training and claim cells and the helper functions that train), that every claim a
 notebook makes was measured, and that each keeps the headroom below with the bound the notebook has today; the
 full sweep (about an hour on 2 cores) runs only from here.

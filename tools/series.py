@@ -2,7 +2,7 @@
 
     python -m tools.series            print README's table of notebooks
     python -m tools.series --write    write README's table and docs/notebooks.md's (between their markers)
-    python -m tools.series --check    write nothing; exit 1 if either is out of date (tests/tools/test_manifest.py checks)
+    python -m tools.series --check    write nothing; exit 1 if either is out of date (tests/tools/test_manifest.py)
 
 README's table: for each notebook its number, its title (a link to the notebook), the post's section it mirrors,
 what you do and see ([readme] summary) and the learner-time estimate tools/learner_time.py computes from the

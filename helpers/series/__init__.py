@@ -6,7 +6,8 @@
 
 A file's keys, and who reads each:
 
-    title                    the opening's heading, "# NN · <title>" (tests/tools/test_manifest.py holds the two together)
+    title                    the opening's heading, "# NN · <title>" (tests/tools/test_manifest.py holds the two
+                             together)
     [readme]
     post_section             README's table: the post's section the notebook mirrors
     summary                  README's table: what you do and see, in a sentence or two
@@ -22,7 +23,8 @@ A file's keys, and who reads each:
                              faint) and the caption under the map (helpers/plots/model_map.py: ``show_map("NN")``)
     [idioms]
     shown                    the PyTorch operations the notebook shows first, each with the section that shows it
-                             and what it does (helpers/idioms.py; tools/idioms.py and tests/notebooks/test_torch_idioms.py
+                             and what it does (helpers/idioms.py; tools/idioms.py and
+                             tests/notebooks/test_torch_idioms.py
                              check them against the learner copies)
     [training]
     live                     whether the notebook trains a model while it runs (its claims then need margins)
