@@ -23,6 +23,9 @@ COLAB_HEAD = "# In Google Colab this cell installs what Colab lacks"
 MARK = "# NBVAL_CHECK_OUTPUT"  # the comment nbval reads; a committed notebook holds CHECK_TAG instead
 CHECK_TAG = "nbval-check-output"  # the tag that makes nbval compare a cell's output (``--nbval-lax``)
 CHECK_CELL = "check"  # a collapsed cell of asserts after the cell it checks (the module's docstring)
+# a check cell's first line: JupyterLab shows the first line of a collapsed cell, unwrapped, so it is short, and says
+# what the cell is
+CHECK_HEAD = "# the notebook's own checks of the cell above"
 # nbval's comment markers (nbval/plugin.py's comment_markers) -> the cell tag nbval reads for the same instruction
 # (its metadata_tags: the marker lower-cased with "-" for "_"; "raises-exception" is also JupyterLab's own tag)
 MARKER_TAGS = {
@@ -90,6 +93,8 @@ def cleaned(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         meta = {k: v for k, v in cell.metadata.items() if k == "tags"}
         if is_check_cell(cell):
             meta["jupyter"] = {"source_hidden": True}
+            if not cell.source.startswith(CHECK_HEAD):
+                cell.source = CHECK_HEAD + "\n" + cell.source
         if "nbgrader" in cell.metadata:  # an exercise's solution or check cell (CONTRIBUTING, "Exercises")
             meta["nbgrader"] = {k: v for k, v in cell.metadata.nbgrader.items() if k in NBGRADER_KEYS}
         cell.metadata = meta
