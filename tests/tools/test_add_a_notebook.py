@@ -211,6 +211,12 @@ EXERCISES = [
 def notebook_cells(nn: str) -> list:
     """Step "Notebook": the opening, the imports, the map, the lessons, the end (the Colab cell comes next)."""
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+
+    def check(source: str):
+        cell = code(source)
+        cell.metadata["tags"] = ["check"]
+        return cell
+
     return [
         md(f"# {nn} · Dot products\n\nMirrors the post's \"Moving information around\": the score of a query against "
            "a key is a dot product.\n\n**What you'll learn**\n- what a dot product adds up;\n- what a cosine "
@@ -222,10 +228,12 @@ def notebook_cells(nn: str) -> list:
         md("## 1. Two vectors\n\n" + FILLER + "\n\n**Predict, then check.** What is the dot product of (1, 2, 3) "
            "and (4, 5, 6)?\n\n<details><summary>Answer</summary>32: 4 + 10 + 18.</details>"),
         code("x = torch.tensor([1.0, 2.0, 3.0])\ny = torch.tensor([4.0, 5.0, 6.0])\nproduct = float(x @ y)\n"
-             "print(product)\nassert product == 32.0"),
+             "print(product)"),
+        check("assert product == 32.0"),   # (a check cell: CONTRIBUTING, "Notebook conventions" point 3)
         md("**Predict, then check.** Which of the two is longer, x or y?\n\n<details><summary>Answer</summary>y: "
            "every entry of y is larger.</details>"),
-        code('print(f"{float(x.norm()):.3f} {float(y.norm()):.3f}")\nassert y.norm() > x.norm()'),
+        code('print(f"{float(x.norm()):.3f} {float(y.norm()):.3f}")'),
+        check("assert y.norm() > x.norm()"),
         md("## 2. Explore\n\nLayerNorm (notebook 07) gives a vector the same length whatever its scale: move the "
            "input scale."),
         code("LayerNormExplorer(d_model=64)"),
