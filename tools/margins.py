@@ -82,13 +82,17 @@ def notebook_path(name: str) -> Path:
 
 
 def _code_without_comments(source: str) -> str:
-    """A cell's code with comments and blank lines removed (editing a comment is not a new recipe)."""
+    """A cell's code with comments and blank lines removed (editing a comment is not a new recipe). The comments are cut
+    out of the text where tokenize finds them, never re-spelt by ``untokenize``: the recipe hash must be the same on
+    every Python the series supports, and untokenize's spacing is not."""
+    lines = source.splitlines()
     try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.COMMENT]
-        source = tokenize.untokenize(tokens)
+        comments = [t.start for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
+        comments = []
+    for row, col in comments:
+        lines[row - 1] = lines[row - 1][:col]
+    return "\n".join(line.rstrip() for line in lines if line.strip())
 
 
 # Drawing a figure, or importing one more name, changes no measured number: those statements are left out of a
@@ -133,22 +137,34 @@ def _without_drawing(source: str) -> str:
 
 def _claims_without_bounds(source: str) -> str:
     """A cell's source with every ``claim(...)`` call cut to its words and value: a bound is checked against the stored
-    values (tests/notebooks/test_margins.py), so moving one needs no new measurement; the value's expression does."""
+    values (tests/notebooks/test_margins.py), so moving one needs no new measurement; the value's expression does.
+    The cut is made in the text (ast gives the positions), not by ``ast.unparse``, whose spelling differs between
+    Python versions."""
     import ast
 
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return source
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
 
-    class Cut(ast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            if isinstance(node.func, ast.Name) and node.func.id == "claim":
-                node.args, node.keywords = node.args[:2], [k for k in node.keywords if k.arg == "value"]
-            return node
+    def offset(lineno: int, col: int) -> int:   # ast's columns count UTF-8 bytes
+        return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
 
-    return ast.unparse(Cut().visit(tree))
+    cuts = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim":
+            kept = node.args[:2] + [k.value for k in node.keywords if k.arg == "value"]
+            if not kept:
+                continue
+            last = max(kept, key=lambda n: (n.end_lineno, n.end_col_offset))
+            cuts.append((offset(last.end_lineno, last.end_col_offset), offset(node.end_lineno, node.end_col_offset) - 1))
+    for start, end in sorted(cuts, reverse=True):
+        source = source[:start] + source[end:]
+    return source
 
 
 def recipe_cells(name: str, notebook: str | None = None) -> list[str]:

@@ -268,7 +268,8 @@ def test_landing_page_quotes_readme(built):
     learner_time = plain(site.readme_section(readme, "### Learner time"))
     for sentence in re.split(r"(?<=[.:])\s+", promise + " " + learner_time):
         assert sentence in text, sentence
-    assert "For whom:" in text and re.search(r"\b\d+(\.\d)? hours for 01–05", text)   # (the estimate, as README gives it)
+    # (the estimate, as README gives it)
+    assert "For whom:" in text and re.search(r"\b\d+(\.\d)? hours for 01–05", text)
     map_alt = re.search(r"!\[([^\]]*)\]\(docs/model_map\.svg\)", readme)[1]
     assert any(img.get("alt") == map_alt and img.get("src", "").endswith("model_map.svg") for img in index.imgs)
     for name in NOTEBOOKS:  # the table's rows link to the pages

@@ -287,3 +287,13 @@ def test_a_figure_an_import_or_a_bound_is_not_a_new_recipe_but_a_claims_value_is
     assert recipe(cell.replace("results['mlp'],", "results['wide'],")) != kept       # a value is measured
     mixed = "for r in rows:\n    ax.plot(r)\n    total += r\n"                        # a loop that also computes
     assert margins._without_drawing(mixed) == mixed.rstrip("\n")
+
+
+def test_the_recipe_is_cut_in_the_text_so_every_python_hashes_it_alike():
+    """ast.unparse and tokenize.untokenize spell code differently on 3.10-3.13 (CI's other Pythons once disagreed on
+    the hash of an unchanged notebook); the cut keeps the text as written, non-ASCII words and line breaks included."""
+    cell = ('claim("ratio — d_model = 1 over 64", kls[0] / kls[-1],   # ü\n'
+            '      ">", 20, fmt=".0f")\n'
+            'x = f"{a!r:>{w}}"  # a comment\n')
+    assert margins._code_without_comments(margins._claims_without_bounds(cell)) == \
+        'claim("ratio — d_model = 1 over 64", kls[0] / kls[-1])\nx = f"{a!r:>{w}}"'
