@@ -87,7 +87,8 @@ def _code_without_comments(source: str) -> str:
     every Python the series supports, and untokenize's spacing is not."""
     lines = source.splitlines()
     try:
-        comments = [t.start for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        comments = [t.start for t in tokens if t.type == tokenize.COMMENT]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         comments = []
     for row, col in comments:
@@ -161,7 +162,8 @@ def _claims_without_bounds(source: str) -> str:
             if not kept:
                 continue
             last = max(kept, key=lambda n: (n.end_lineno, n.end_col_offset))
-            cuts.append((offset(last.end_lineno, last.end_col_offset), offset(node.end_lineno, node.end_col_offset) - 1))
+            end = offset(node.end_lineno, node.end_col_offset) - 1  # the closing parenthesis stays
+            cuts.append((offset(last.end_lineno, last.end_col_offset), end))
     for start, end in sorted(cuts, reverse=True):
         source = source[:start] + source[end:]
     return source

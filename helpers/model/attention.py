@@ -177,10 +177,11 @@ def attention(x: torch.Tensor, W_Q, W_K, W_V, W_O, mask: bool = True,
         W_Q, W_K, W_V, W_O = W_Q[None], W_K[None], W_V[None], W_O[None]
     d_head, d_model = check_weights(W_Q, W_K, W_V, W_O)
     check_stream(x, d_model)
-    if inputs is None:
-        q, k, v = project(W_Q, x), project(W_K, x), project(W_V, x)  # W_Q x, ...: (..., n_heads, d_head, n)
-    else:  # each read from its own stream, (..., d_model, n) or one per head (..., n_heads, d_model, n)
-        q, k, v = (W @ (t if t.dim() > x.dim() else t.unsqueeze(-3)) for W, t in zip((W_Q, W_K, W_V), inputs))
+    x_q, x_k, x_v = (x, x, x) if inputs is None else inputs
+
+    def heads_read(t: torch.Tensor) -> torch.Tensor:  # (..., 1 or n_heads, d_model, n): one stream, or one per head
+        return t if t.dim() > x.dim() else t.unsqueeze(-3)
+    q, k, v = project(W_Q, heads_read(x_q)), project(W_K, heads_read(x_k)), project(W_V, heads_read(x_v))  # W_Q x
     b_Q, b_K, b_V, b_O = biases if biases is not None else (None,) * 4
     q = hook("q", q if b_Q is None else q + b_Q[..., None])  # (..., n_heads, d_head, n)
     k = hook("k", k if b_K is None else k + b_K[..., None])  # (one bias column per head)
@@ -243,7 +244,7 @@ class Attention(nn.Module):
             self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(H, d)) for _ in range(3))
             self.b_O = nn.Parameter(torch.zeros(D))
         self.masked = cfg.masked
-        self.hooks = {name: HookPoint(names.key(layer, name)) for name in names.ATTENTION}  # q, k, ..., o
+        self.hooks = nn.ModuleDict({name: HookPoint(names.key(layer, name)) for name in names.ATTENTION})  # q ... o
 
     @property
     def biases(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None:
@@ -254,10 +255,12 @@ class Attention(nn.Module):
     def b_O_or_none(self) -> torch.Tensor | None:
         return getattr(self, "b_O", None)
 
-    def forward(self, x: torch.Tensor, inputs: tuple | None = None) -> torch.Tensor:
-        """o = sum_h W_O^h r^h for x (batch, d_model, n); inputs: separate streams for the queries, keys and values
-        (see ``attention``), None: all read x. Every activation passes its hook point."""
-        return attention(x, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=inputs,
+    def forward(self, x_q: torch.Tensor, x_k: torch.Tensor, x_v: torch.Tensor) -> torch.Tensor:
+        """o = sum_h W_O^h r^h, the queries reading x_q, the keys x_k, the values x_v: each the stream (batch,
+        d_model, n) or one stream per head (batch, n_heads, d_model, n) (a path-specific ablation's edit; without
+        one they are the same stream). Every activation passes its hook point."""
+        stream = next((t for t in (x_q, x_k, x_v) if t.dim() == 3), x_q[:, 0])  # (batch, d_model, n): the shapes
+        return attention(stream, self.W_Q, self.W_K, self.W_V, self.W_O, mask=self.masked, inputs=(x_q, x_k, x_v),
                          biases=self.biases, hook=lambda name, t: self.hooks[name](t)).o
 
 

@@ -23,29 +23,33 @@ from helpers.model.mlp import MLP
 
 
 class Block(nn.Module):
-    """forward(x (batch, d_model, n)) -> x (batch, d_model, n)."""
+    """forward(x (batch, d_model, n)) -> x (batch, d_model, n): the post's two lines, each a residual add.
+
+    The queries, keys and values each read the stream through a hook point of their own (``hook_x_q`` ...) before
+    the LayerNorm, and so does the MLP (``hook_x_mlp``): the identity unless a path-specific ablation edits what one
+    reader sees (``helpers.interp.paths``). The states the block writes pass ``hook_x_mid`` and ``hook_x_out``, named
+    as the model numbers them (x1, x2, ... : one after every residual add)."""
 
     def __init__(self, cfg: Config, layer: int = 0):
         super().__init__()
         self.layer = layer
-        self.ln_attn = LayerNorm(cfg.d_model) if cfg.layernorm else None
+        has_mlp = cfg.d_mlp > 0
+        first = layer * (1 + has_mlp)  # this block reads the state x_first and writes the next one or two
+        # (modules registered in the order a forward pass reaches them: the model lists its hook points that way)
+        self.hook_x_q, self.hook_x_k, self.hook_x_v = (HookPoint(names.read(layer, r), cached=False)
+                                                       for r in ("x_q", "x_k", "x_v"))
+        self.ln_attn = LayerNorm(cfg.d_model) if cfg.layernorm else nn.Identity()
         self.attn = Attention(cfg, layer)
-        self.mlp = MLP(cfg, layer) if cfg.d_mlp > 0 else None
-        self.ln_mlp = LayerNorm(cfg.d_model) if cfg.layernorm and self.mlp is not None else None
-        # the stream as each reader sees it, and the two states this block writes (named by the model: x1, x2, ...)
-        self.hooks = {name: HookPoint(names.read(layer, name), cached=False) for name in names.READS}
-        self.hooks["resid_mid"] = HookPoint("")
-        self.hooks["resid_post"] = HookPoint("")
+        self.hook_x_mid = HookPoint(names.resid(first + 1))
+        self.mlp = MLP(cfg, layer) if has_mlp else None
+        if has_mlp:
+            self.hook_x_mlp = HookPoint(names.read(layer, "x_mlp"), cached=False)
+            self.ln_mlp = LayerNorm(cfg.d_model) if cfg.layernorm else nn.Identity()
+            self.hook_x_out = HookPoint(names.resid(first + 2))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q_in, k_in, v_in = (self.hooks[r](x) for r in ("x_q", "x_k", "x_v"))  # each is x unless a path is edited
-        h = _ln(self.ln_attn, x)
-        reads = tuple(h if t is x else _ln(self.ln_attn, t) for t in (q_in, k_in, v_in))
-        x = self.hooks["resid_mid"](x + self.attn(h, None if all(t is h for t in reads) else reads))  # x + sum_h o^h
+        x_q, x_k, x_v = (self.ln_attn(read(x)) for read in (self.hook_x_q, self.hook_x_k, self.hook_x_v))
+        x = self.hook_x_mid(x + self.attn(x_q, x_k, x_v))  # x_mid = x + sum_h o^h(LN(x))
         if self.mlp is not None:
-            x = self.hooks["resid_post"](x + self.mlp(_ln(self.ln_mlp, self.hooks["x_mlp"](x))))  # x_mid + m
+            x = self.hook_x_out(x + self.mlp(self.ln_mlp(self.hook_x_mlp(x))))  # x_out = x_mid + m(LN(x_mid))
         return x
-
-
-def _ln(norm: LayerNorm | None, x: torch.Tensor) -> torch.Tensor:
-    return x if norm is None else norm(x)

@@ -20,40 +20,46 @@ Two kinds of point:
 
 Functions attached to one point run in the order they were attached (an enclosing ``with`` block's first), and the
 cache is attached last, so it holds what the model computed with every edit in force.
+
+A hook point is a module of the model (``model.blocks[0].attn.hook_A``), given its post name once, when the model is
+built, as TransformerLens's are; ``model.hook_points`` lists them in the order a forward pass reaches them. "p" is a
+hook point too: the model computes the softmax only when something is attached to it (the cache, when asked).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, ValuesView
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import torch
+from torch import nn
 
 from helpers.model import names
-from helpers.softmax import softmax
 
 HookFn = Callable[[torch.Tensor], "torch.Tensor | None"]
 
 
-class HookPoint:
-    """The identity on one activation, unless functions are attached (``hooked``); costs one check when none is."""
+class HookPoint(nn.Module):
+    """The identity on one activation, unless functions are attached (``hooked``); costs one check when none is.
 
-    __slots__ = ("name", "fns", "cached")
+    name: the post's name, "L0.A", "x2", "L1.x_k"; cached: an activation the cache holds (False: a reader's view of
+    the stream)."""
 
     def __init__(self, name: str, cached: bool = True):
-        self.name = name  # the post's name: "L0.A", "x2", "L1.x_k"
+        super().__init__()
+        self.name = name
+        self.cached = cached
         self.fns: list[HookFn] = []
-        self.cached = cached  # an activation the cache holds (False: a reader's view of the stream)
 
-    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+    def forward(self, t: torch.Tensor) -> torch.Tensor:
         for fn in self.fns:
             out = fn(t)
             if out is not None:
                 t = out
         return t
 
-    def __repr__(self) -> str:
-        return f"HookPoint({self.name!r}, {len(self.fns)} attached)"
+    def extra_repr(self) -> str:
+        return f"{self.name!r}, {len(self.fns)} attached"
 
 
 def as_is(name: str, t: torch.Tensor) -> torch.Tensor:
@@ -61,34 +67,17 @@ def as_is(name: str, t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def name_points(model) -> dict[str, HookPoint]:
-    """Every hook point by its name, in the order a forward pass reaches them; the states the blocks write are
-    numbered here, x1, x2, ..., one after every residual add."""
-    table, i = {}, 0
-    for point in (model.hooks["t"], model.hooks["x0"]):
-        table[point.name] = point
-    for block in model.blocks:
-        has_mlp = block.mlp is not None
-        for name in ("x_q", "x_k", "x_v"):
-            table[block.hooks[name].name] = block.hooks[name]
-        table.update((p.name, p) for p in block.attn.hooks.values())
-        i += 1
-        block.hooks["resid_mid"].name = names.resid(i)
-        table[names.resid(i)] = block.hooks["resid_mid"]
-        if has_mlp:
-            table[block.hooks["x_mlp"].name] = block.hooks["x_mlp"]
-            table.update((p.name, p) for p in block.mlp.hooks.values())
-            i += 1
-            block.hooks["resid_post"].name = names.resid(i)
-            table[names.resid(i)] = block.hooks["resid_post"]
-    for point in (model.hooks["x_final"], model.hooks["logits"]):
-        table[point.name] = point
-    return table
+def points_in_order(model) -> dict[str, HookPoint]:
+    """Every hook point of ``model`` by name: its modules in the order the model registers them, which is the order
+    a forward pass reaches them (each module registers its hook points where its forward pass calls them)."""
+    return {p.name: p for p in model.modules() if isinstance(p, HookPoint)}
 
 
 def points(model) -> dict[str, HookPoint]:
-    """Every hook point of ``model`` by name, in the order a forward pass reaches them."""
-    return model.hook_points
+    """Every hook point of ``model`` (a Transformer, or any module holding hook points, such as one Block) by name,
+    in the order a forward pass reaches them."""
+    table = getattr(model, "hook_points", None)
+    return table if table is not None else points_in_order(model)
 
 
 @contextmanager
@@ -129,50 +118,7 @@ def suspended(model) -> Iterator:
 
 class Cache(dict):
     """Activations by name (``helpers.model.names``): "t", the residual stream "x0", "x1", ... in the order it is
-    written, "L0.q" ... inside the blocks, "logits".
-
-    "p" = softmax("logits") over the vocabulary is listed with the rest but computed the first time it is read, then
-    kept: most readers want a few activations of a big batch, and p is as large as the logits (200 texts x 32 tokens
-    x 2,000 words = 51 MB)."""
-
-    def _p_pending(self) -> bool:
-        """True while "p" is due (the logits are in) but not computed yet."""
-        return dict.__contains__(self, names.LOGITS) and not dict.__contains__(self, names.PROBS)
-
-    def __setitem__(self, key: str, value) -> None:
-        if key == names.LOGITS:
-            dict.pop(self, names.PROBS, None)  # new logits: p is due again
-        dict.__setitem__(self, key, value)
-
-    def __missing__(self, key: str) -> torch.Tensor:
-        if key == names.PROBS and self._p_pending():
-            p = softmax(dict.__getitem__(self, names.LOGITS), dim=-2)  # (..., n_vocab, n)
-            dict.__setitem__(self, names.PROBS, p)
-            return p
-        raise KeyError(key)
-
-    def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or (key == names.PROBS and self._p_pending())
-
-    def __iter__(self) -> Iterator[str]:
-        yield from dict.__iter__(self)
-        if self._p_pending():
-            yield names.PROBS
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + self._p_pending()
-
-    def keys(self) -> KeysView:
-        return KeysView(self)
-
-    def items(self) -> ItemsView:
-        return ItemsView(self)
-
-    def values(self) -> ValuesView:
-        return ValuesView(self)
-
-    def get(self, key, default=None):
-        return self[key] if key in self else default
+    written, "L0.q" ... inside the blocks, "logits" and "p". A dict, with the residual stream's names in order."""
 
     @property
     def resid_names(self) -> list[str]:
@@ -181,16 +127,13 @@ class Cache(dict):
 
 def cached_names(model) -> list[str]:
     """The names a full cache of ``model`` holds, in order ("p" last)."""
-    return [name for name, p in points(model).items() if p.cached] + [names.PROBS]
+    return [name for name, p in points(model).items() if p.cached]
 
 
 @contextmanager
 def caching(model, cache: Cache, keys: Iterable[str] | None = None) -> Iterator[Cache]:
-    """Inside the ``with`` block every forward pass stores its activations in ``cache`` (only ``keys`` when given;
-    "p" comes with "logits")."""
+    """Inside the ``with`` block every forward pass stores its activations in ``cache`` (only ``keys`` when given)."""
     wanted = None if keys is None else set(keys)
-    if wanted is not None and names.PROBS in wanted:
-        wanted.add(names.LOGITS)
 
     def store(name: str) -> HookFn:
         def reader(t: torch.Tensor) -> None:

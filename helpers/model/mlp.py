@@ -88,7 +88,7 @@ class MLP(nn.Module):
         self.b_1 = nn.Parameter(torch.zeros(cfg.d_mlp))
         self.W_2 = nn.Parameter(torch.randn(cfg.d_model, cfg.d_mlp) * cfg.init_std)
         self.b_2 = nn.Parameter(torch.zeros(cfg.d_model))
-        self.hooks = {name: HookPoint(names.key(layer, name)) for name in names.MLP}  # z, m
+        self.hooks = nn.ModuleDict({name: HookPoint(names.key(layer, name)) for name in names.MLP})  # z, m
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return mlp(x, self.W_1, self.b_1, self.W_2, self.b_2, self.act, hook=lambda name, t: self.hooks[name](t))[1]

@@ -17,18 +17,19 @@ import torch
 
 
 def project(W: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """W x for every column of x.
+    """W x for every column of x: the one place the model multiplies a weight into the stream.
 
     W (d_out, d_in), x (..., d_in, n) -> (..., d_out, n);
-    per head, W (n_heads, d_out, d_in), x (..., d_in, n) -> (..., n_heads, d_out, n).
+    per head, W (n_heads, d_out, d_in), x (..., 1 or n_heads, d_in, n) -> (..., n_heads, d_out, n): with 1, every
+    head reads the same stream; with n_heads, head h reads its own (a path-specific ablation's edit).
     """
-    if W.requires_grad or x.dim() < 3:
-        return W @ x if W.dim() == 2 else W @ x.unsqueeze(-3)
-    rows = x.mT  # (..., n, d_in): one row per position
+    one_stream = W.dim() == 2 or x.shape[-3] == 1
+    if W.requires_grad or not one_stream or x.dim() < 3 + (W.dim() == 3):
+        return W @ x  # the broadcast form (see the module's text)
     if W.dim() == 2:
-        return (rows @ W.mT).mT  # (..., n, d_out) seen as (..., d_out, n)
+        return (x.mT @ W.mT).mT  # rows (..., n, d_in) @ W^T -> (..., n, d_out), seen as (..., d_out, n)
     H, d_out, d_in = W.shape
-    out = rows @ W.reshape(H * d_out, d_in).mT  # (..., n, n_heads d_out): every head's rows side by side
+    out = x.squeeze(-3).mT @ W.reshape(H * d_out, d_in).mT  # (..., n, n_heads d_out): every head's rows side by side
     return out.unflatten(-1, (H, d_out)).movedim(-3, -1)  # (..., n_heads, d_out, n)
 
 

@@ -24,7 +24,7 @@ from helpers.model import names
 from helpers.model.block import Block
 from helpers.model.config import Config
 from helpers.model.embed import Embed, PosEmbed, TiedUnembed, Unembed
-from helpers.model.hooks import Cache, HookPoint, cached_names, caching, name_points
+from helpers.model.hooks import Cache, HookPoint, cached_names, caching, points_in_order
 from helpers.model.layernorm import LayerNorm
 from helpers.softmax import softmax
 
@@ -39,14 +39,18 @@ class Transformer(nn.Module):
     def __init__(self, cfg: Config):
         super().__init__()
         self.cfg = cfg
+        # (hook points registered in the order a forward pass reaches them: hook_points lists them that way)
+        self.hook_t = HookPoint(names.TOKENS)
         self.embed = Embed(cfg)
         self.pos_embed = PosEmbed(cfg) if cfg.positional else None
+        self.hook_x0 = HookPoint(names.resid(0))
         self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
+        self.hook_x_final = HookPoint(names.FINAL, cached=False)
         self.ln_final = LayerNorm(cfg.d_model) if cfg.layernorm else None
         self.unembed = TiedUnembed(self.embed) if cfg.tied_unembed else Unembed(cfg)
-        self.hooks = {"t": HookPoint(names.TOKENS), "x0": HookPoint(names.resid(0)),
-                      "x_final": HookPoint(names.FINAL, cached=False), "logits": HookPoint(names.LOGITS)}
-        self.hook_points = name_points(self)  # every activation by name: "t", "x0", "L0.q", ...
+        self.hook_logits = HookPoint(names.LOGITS)
+        self.hook_p = HookPoint(names.PROBS)  # softmax(logits): computed only when something is attached
+        self.hook_points = points_in_order(self)  # every activation by name: "t", "x0", "L0.q", ..., "logits", "p"
 
     def check_tokens(self, tokens) -> torch.Tensor:
         """Validate input token ids and say clearly what is wrong, in the post's terms."""
@@ -72,9 +76,9 @@ class Transformer(nn.Module):
     def forward(self, tokens) -> torch.Tensor:
         tokens = self.check_tokens(tokens)
         single = tokens.dim() == 1
-        t = self.hooks["t"](tokens[None] if single else tokens)  # (batch, n)
+        t = self.hook_t(tokens[None] if single else tokens)  # (batch, n)
         x = self.embed(t) if self.pos_embed is None else self.embed(t) + self.pos_embed(t)  # (batch, d_model, n)
-        logits = self.run_from(0, self.hooks["x0"](x))  # (batch, n_vocab, n)
+        logits = self.run_from(0, self.hook_x0(x))  # (batch, n_vocab, n)
         return logits[0] if single else logits
 
     def run_from(self, layer: int, x: torch.Tensor) -> torch.Tensor:
@@ -89,7 +93,10 @@ class Transformer(nn.Module):
                              f"{self.cfg.d_model}, n), got {got}")
         for block in self.blocks[layer:]:
             x = block(x)
-        return self.hooks["logits"](self.read_out(self.hooks["x_final"](x)))  # (batch, n_vocab, n)
+        logits = self.hook_logits(self.read_out(self.hook_x_final(x)))  # (batch, n_vocab, n)
+        if self.hook_p.fns:  # someone reads p (the cache): p = softmax(logits) over the vocabulary
+            self.hook_p(softmax(logits, dim=-2))
+        return logits
 
     def stream_into(self, layer: int) -> str:
         """The name of the residual-stream state block ``layer`` reads: "x0" for block 0, then one more for every

@@ -1,7 +1,5 @@
 """Blocks and attention-only models: the cache holds the post's activations in order."""
 
-import types
-
 import pytest
 import torch
 
@@ -21,11 +19,9 @@ def test_block_adds_attention_to_the_residual_stream():
     block = Block(CFG, layer=0)
     x = torch.randn(2, 16, 5)
     cache = Cache()
-    block.hooks["resid_mid"].name = "x1"   # a model numbers its blocks' states; alone, the block is named by hand
-    points = [*block.attn.hooks.values(), block.hooks["resid_mid"]]
-    model = types.SimpleNamespace(hook_points={p.name: p for p in points})
-    with caching(model, cache):
+    with caching(block, cache):   # a block's hook points are its modules, named when it is built
         out = block(x)
+    assert list(cache) == [key(0, name) for name in ("q", "k", "v", "S", "A", "r", "o_heads", "o")] + ["x1"]
     torch.testing.assert_close(out, x + cache[key(0, "o")])
     torch.testing.assert_close(cache["x1"], out)
     assert cache[key(0, "q")].shape == (2, 4, 4, 5) and cache[key(0, "A")].shape == (2, 4, 5, 5)

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from helpers.model import Config
+from helpers.model.hooks import Cache
 from helpers.softmax import softmax
 from helpers.train import evaluate, fresh_model, train
 
@@ -24,17 +25,31 @@ def test_shapes_follow_the_post():
     assert single.shape == (11, 3) and torch.allclose(single, logits[0])
 
 
-def test_the_cache_computes_p_when_first_read():
-    """p is as large as the logits, so the cache computes it on first read (memory), yet lists it as before."""
+def test_p_is_computed_only_when_something_reads_it():
+    """p is as large as the logits: the model computes softmax(logits) only when something is attached to "p" (the
+    full cache, or activations that ask for it); a plain forward pass and a cache of other names skip it."""
     m = fresh_model(CFG)
-    logits, cache = m.run_with_cache(torch.tensor([[1, 2, 3], [4, 5, 6]]))
-    assert not dict.__contains__(cache, "p")  # no second logits-sized tensor after the forward pass
-    assert "p" in cache and "p" in set(cache) and "p" in cache.keys() and len(cache) == len(list(cache))
-    p = cache["p"]
-    assert torch.equal(p, softmax(logits, dim=-2)) and cache["p"] is p and cache.get("p") is p
-    assert dict.__contains__(cache, "p") and list(cache).count("p") == 1
-    cache["logits"] = logits * 2  # new logits: p follows them
-    assert torch.equal(cache["p"], softmax(logits * 2, dim=-2))
+    tokens = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    logits, cache = m.run_with_cache(tokens)
+    assert type(cache) is Cache and list(cache)[-2:] == ["logits", "p"]
+    assert torch.equal(cache["p"], softmax(logits, dim=-2))
+    computed = []
+    m.hook_p.fns.append(computed.append)
+    try:
+        m(tokens)
+    finally:
+        m.hook_p.fns.clear()
+    assert len(computed) == 1
+    import helpers.model.transformer as transformer
+    calls = []
+    real = transformer.softmax
+    transformer.softmax = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        m(tokens)
+        assert "p" not in m.activations(tokens, ["logits"]) and not calls
+        assert torch.equal(m.activations(tokens, ["p"])["p"], cache["p"]) and calls
+    finally:
+        transformer.softmax = real
     _, single = m.run_with_cache(torch.tensor([1, 2, 3]))
     assert single["p"].shape == (11, 3) and torch.allclose(single["p"].sum(0), torch.ones(3))
     with pytest.raises(KeyError):
