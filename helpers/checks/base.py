@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import torch
 
+from helpers.checks.offer import offer as answer_offer
+
 LIMIT = 20.0  # seconds one call of a learner's function may take. Every check case is tiny: the slowest right answer
 # of the whole exercise suite took 1 s on 2 cores with four CPU-bound processes beside it, once the imports a right
 # answer may need are made before the clock starts (`_warm_up`). The rest is headroom for a slower laptop; an endless
@@ -26,13 +28,6 @@ LIMIT = 20.0  # seconds one call of a learner's function may take. Every check c
 
 
 ATTEMPTED: set[str] = set()  # the checks that ran on a function the learner wrote, in this process (answers.py)
-
-
-def _answer_offer(check_name: str, right: bool) -> str:
-    """The line under a verdict on the learner's attempt that says how to see the series' answer ("" if none)."""
-    from helpers.checks import answers  # (imported here: it reads this module)
-
-    return answers.offer(check_name, right)
 
 
 class ExerciseError(AssertionError):
@@ -44,7 +39,7 @@ class ExerciseError(AssertionError):
         """In Jupyter (IPython asks exceptions for this), show the message alone, in red, instead of a
         traceback through the check's code; the cell still fails, so nbgrader scores it 0. After an attempt,
         a last line says how to see the series' answer."""
-        offer = _answer_offer(self.exercise_check, right=False) if self.exercise_check else ""
+        offer = answer_offer(self.exercise_check, right=False) if self.exercise_check else ""
         return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"] + ([offer] if offer else [])
 
 
@@ -87,7 +82,7 @@ def exercise(*, answered_by: tuple[str, ...] = ()) -> Callable:
             ATTEMPTED.add(check.__name__)
             if not _in_jupyter():
                 return ok
-            offer = _answer_offer(check.__name__, right=True)
+            offer = answer_offer(check.__name__, right=True)
             if offer:
                 print(offer)
             # in Jupyter the ✔ line is the answer: no "True" under it, which nbgrader would also try
