@@ -26,8 +26,10 @@ logits, p      (n_vocab, n)                     next-token logits and probabilit
 A leading batch dimension is allowed everywhere and broadcasts. Dimension names never change:
 ``n_vocab, d_model, d_head, n_heads, d_mlp, n_ctx, n`` (sequence length).
 
-Modules depend one way: corpus -> tokens -> ngrams / model -> train -> interp -> plots -> widgets;
-``checks`` may use anything and nothing imports it. Importing any module has no side effects.
+Modules depend one way, floor by floor (pyproject.toml's [tool.importlinter] declares the floors; ``lint-imports``
+checks them): corpus -> tokens / softmax -> model / ngrams / data / optim -> train / interp -> lessons / gpt2 ->
+plots -> widgets -> checks. ``lessons`` holds what one notebook needs beyond the foundation; ``checks`` may use
+anything and nothing imports it. Importing any module has no side effects.
 """
 
 __version__ = "0.1.0"

@@ -15,7 +15,8 @@ metadata says.
 float32, the references of exercise 9.3's check and the model notebook 10 reads, and one model of the earlier,
 periodic recipe (notebook 09's lesson); their metadata records the head scores, repeat loss and copying by position
 that the test re-measures. ``TEXT`` holds the two models of notebook 09's section 10 (the King James text alone, and
-with passages written twice mixed in; helpers/text_induction.py), float16, with the curve recorded while they trained.
+with passages written twice mixed in; helpers/lessons/text_induction.py), float16, with the curve recorded while they
+trained.
 
 To add a model, add one ``Spec`` to ``REGISTRY`` (e.g. "full1" with d_mlp and layernorm) and run
 this script with its name. Use ``GT_THREADS=1`` on a shared machine.
@@ -34,7 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers import ladder
+from helpers.lessons import ladder
 from helpers.data import HELDOUT_PREDICTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +92,8 @@ REGISTRY: dict[str, Spec] = {
                          dict(d_model=64, n_ctx=32, n_layers=1, n_heads=4, masked=False), steps=1000, lr=1e-2),
 }
 
-# Notebook 08's ladder (helpers/ladder.py names every rung and seed): one recipe for every rung -- the same data,
+# Notebook 08's ladder (helpers/lessons/ladder.py names every rung and seed): one recipe for every rung -- the same
+# data,
 # width, context, heads, steps, learning rate and initialisation (zero / full1 / full2's recipe above) -- three
 # seeds per rung, and the depth experiment's LONG runs (the same recipe for 4x the steps). Seed 0 of zero / full1 /
 # full2 is the checkpoint of that name, so the loop checks that its Spec really is the ladder's recipe.
@@ -141,7 +143,8 @@ INDUCTION_RECIPE = dict(max_steps=1500, threshold=0.85, every_position=0.5, extr
 PERIODIC_RECIPE = dict(max_steps=1500, threshold=0.85, extra_steps=100, batch_size=32, data="periodic")
 
 
-# Notebook 09's section 10: induction heads grown from the King James text (helpers/text_induction.py says what was
+# Notebook 09's section 10: induction heads grown from the King James text (helpers/lessons/text_induction.py says
+# what was
 # tried and why this shape). The same model and steps twice: the text alone, and the text with half of each batch's
 # rows holding a passage written twice (those rows scored on the repeat). float16, measured after reloading.
 TEXT: dict[str, dict] = {"text_induction": dict(steps=8000, batch_size=8, lr=3e-3, repeat_share=0.5, seed=0),
@@ -157,7 +160,7 @@ def induction_config(name: str):
     """The Config of one of INDUCTION: notebook 09's, or for the periodic lesson the earlier one (W_pos at 0.02)."""
     import dataclasses
 
-    from helpers.induction import config
+    from helpers.lessons.induction import config
 
     return dataclasses.replace(config(n_layers=2), pos_init_std=None) if name == "induction_periodic" else \
         config(n_layers=2)
@@ -196,7 +199,7 @@ def repeat_halves(model, seed: int = 0) -> dict:
     repeated inside a half): every layer's "induction" and "previous" head scores, and the mean loss
     on predicting the first half's tokens vs the repeated half's (its 2nd token on: the first token
     of the repeat cannot be predicted)."""
-    from helpers.induction import repeat_loss
+    from helpers.lessons.induction import repeat_loss
     from helpers.interp.scores import head_scores
     from helpers.interp.sequences import repeated_tokens
 
@@ -333,7 +336,7 @@ def train_induction_reference(name: str) -> dict:
     import torch
 
     from helpers import setup
-    from helpers.induction import copy_by_position, probe_tokens, repeat_loss, train_induction
+    from helpers.lessons.induction import copy_by_position, probe_tokens, repeat_loss, train_induction
     from helpers.interp.scores import head_scores
     from helpers.model import checkpoint
     from helpers.train import fresh_model
@@ -363,13 +366,14 @@ def train_induction_reference(name: str) -> dict:
 
 def train_text_reference(name: str) -> dict:
     """One of TEXT: trained, saved (float16) with its recipe, the curve recorded while training and the figures of
-    helpers.text_induction.probe measured on the file itself (tests/unit/model/test_checkpoints.py re-measures them)."""
+    helpers.lessons.text_induction.probe measured on the file itself (tests/unit/model/test_checkpoints.py re-measures
+    them)."""
     import torch
 
     from helpers import setup
     from helpers.data import default_data
     from helpers.model import checkpoint
-    from helpers.text_induction import config, probe, rounded, train_text
+    from helpers.lessons.text_induction import config, probe, rounded, train_text
     from helpers.train import fresh_model
 
     recipe = TEXT[name]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
-from helpers.cost import usual_terms
+from helpers.lessons.cost import usual_terms
 from helpers.interp.scores import induction_mask, previous_token_mask
 
 
@@ -127,8 +127,8 @@ def _causal_mults(d_model: int, d_head: int, n_ctx: int) -> int:
     return 4 * d_model * d_head * n_ctx + d_head * n_ctx * (n_ctx + 1)
 
 
-COST_HELPERS = ("helpers.cost.usual_mults", "helpers.cost.formula", "helpers.cost.usual_terms",
-                "helpers.cost.in_loop_mults")
+COST_HELPERS = ("helpers.lessons.cost.usual_mults", "helpers.lessons.cost.formula", "helpers.lessons.cost.usual_terms",
+                "helpers.lessons.cost.in_loop_mults")
 
 
 @exercise(answered_by=())
@@ -187,7 +187,7 @@ def _entries(M: torch.Tensor, rows, cols) -> float:
 
 
 def _blocks_said(M: torch.Tensor, L) -> tuple[str, str]:
-    from helpers.by_hand import main_block
+    from helpers.lessons.by_hand import main_block
 
     return main_block(M, L)[:2]
 
@@ -315,20 +315,21 @@ def _copy_wrong(OV1: torch.Tensor, L) -> str:
             "W_OV1[L.out(t), L.tok(t)], for every t.")
 
 
-BY_HAND_HELPERS = ("helpers.by_hand.induction_circuits",)
+BY_HAND_HELPERS = ("helpers.lessons.by_hand.induction_circuits",)
 
 
 @exercise(answered_by=BY_HAND_HELPERS)
 def check_induction_circuits(fn, model) -> bool:
-    """fn(L) -> (W_QK0, W_OV0, W_QK1, W_OV1), each (d_model, d_model) = (224, 224) for ``helpers.by_hand.Layout()``.
-    The hand-built model (``helpers.by_hand.from_circuits``) and ``model`` (notebook 10's trained one) run on 32
+    """fn(L) -> (W_QK0, W_OV0, W_QK1, W_OV1), each (d_model, d_model) = (224, 224) for
+    ``helpers.lessons.by_hand.Layout()``.
+    The hand-built model (``helpers.lessons.by_hand.from_circuits``) and ``model`` (notebook 10's trained one) run on 32
     repeated random sequences neither has seen; the hand-built model's drop in the loss on the repeat, ln 64 minus
     that loss, must be at least 70 % of the trained model's. Otherwise the first stage that fails is named: layer 0's
     attention, the trace it writes, layer 1's attention, the copy into the logits, the size of the copy."""
     import math
 
-    from helpers.by_hand import CIRCUIT_NAMES, Layout, from_circuits
-    from helpers.induction import repeat_loss
+    from helpers.lessons.by_hand import CIRCUIT_NAMES, Layout, from_circuits
+    from helpers.lessons.induction import repeat_loss
     from helpers.interp.scores import induction_score, previous_token_score
     from helpers.interp.sequences import repeated_tokens
     from helpers.model import names

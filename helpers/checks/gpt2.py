@@ -14,7 +14,7 @@ from helpers.checks.base import ExerciseError, call, close, exercise, named, num
 from helpers.interp.embeddings import analogy as analogy_helper
 from helpers.interp.embeddings import cosines
 from helpers.interp.lens import lens_loss as lens_loss_helper
-from helpers.lm import continuation_logprob as continuation_helper
+from helpers.lessons.lm import continuation_logprob as continuation_helper
 from helpers.model.config import Config
 
 
@@ -34,7 +34,7 @@ def _gpt2_like(seed: int, n_layers: int) -> torch.nn.Module:
 
 
 # --------------------------------------------------------------------------- 11.1 a continuation of several tokens
-CONTINUATION_HELPERS = ("helpers.lm.continuation_logprob",)
+CONTINUATION_HELPERS = ("helpers.lessons.lm.continuation_logprob",)
 
 
 def _continuation_cases():
@@ -92,7 +92,7 @@ def check_continuation_logprob(fn) -> bool:
         runs.append((model, prompt, cont, number_result(out, what), continuation_helper(model, prompt, cont)))
     wrong = [r for r in runs if not math.isclose(r[3], r[4], rel_tol=1e-4, abs_tol=1e-4)]
     if not wrong:
-        return passed(f"{what} matches helpers.lm.continuation_logprob on 3 small GPT-2-shaped models.")
+        return passed(f"{what} matches helpers.lessons.lm.continuation_logprob on 3 small GPT-2-shaped models.")
     messages = {}
     for model, prompt, cont, out, _ in wrong:
         for message, value in _continuation_mistakes(model, prompt, cont):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
-from helpers.induction import ALPHABET, encode
+from helpers.lessons.induction import ALPHABET, encode
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
 from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
@@ -117,7 +117,7 @@ _INDUCTION_MISTAKES = [
 def _random_two_layer_model():
     """A small untrained 2-layer model with large random weights (fixed seed), so that ablating any head
     changes its loss clearly (at the usual small initialisation a head's output is almost nothing)."""
-    from helpers.induction import config
+    from helpers.lessons.induction import config
     from helpers.train import fresh_model
 
     model = fresh_model(config(n_layers=2), seed=7)
@@ -135,7 +135,7 @@ def check_loss_without(fn) -> bool:
     notebook does not use (and an odd batch), with no head, every single head, and a whole layer ablated.
     No helper computes it: ``repeat_loss`` measures the clean model, and is refused here so that the
     learner picks the repeat's predictions out of ``per_position_loss`` themselves."""
-    from helpers.induction import probe_tokens
+    from helpers.lessons.induction import probe_tokens
 
     what = named(fn, "loss_on_repeat_without", "(model, tokens, heads)")
     model, long = _random_two_layer_model(), probe_tokens(32, batch=3, seed=2024)
@@ -145,7 +145,7 @@ def check_loss_without(fn) -> bool:
     cases.append((probe_tokens(22, batch=2, seed=2025), [(0, 1)]))   # halves of 11, not 16: a half written in shows
     for tokens, heads in cases:
         half = tokens.shape[-1] // 2
-        out = call(fn, model, tokens, heads, what=what, forbid=("helpers.induction.repeat_loss",))
+        out = call(fn, model, tokens, heads, what=what, forbid=("helpers.lessons.induction.repeat_loss",))
         out = number_result(out, what)
         with ablated(model, heads=heads):
             loss = per_position_loss(model, tokens)          # (batch, n - 1): column i predicts token i + 1
@@ -299,7 +299,7 @@ def check_confident_mistake(fn, model=None) -> bool:
 
 def induction_heads_of(model, threshold: float = 0.5) -> list[tuple[int, int]]:
     """The (last layer, head) pairs whose induction score on a repeated probe passes ``threshold``."""
-    from helpers.induction import probe_tokens
+    from helpers.lessons.induction import probe_tokens
     from helpers.interp.scores import head_scores
 
     s = head_scores(model, probe_tokens(model.cfg.n_ctx), which=("induction",))["induction"][-1]

@@ -89,7 +89,7 @@ ACCEPTED = ("push", "|push|", "margin")   # the orderings by direct effect (_sco
 def _fact_model():
     """A one-layer facts model, trained by the check itself (about a second): its own people, things and
     colours, so an answer written for the notebook's model has to work on a model it has never seen."""
-    from helpers.facts import FactsTask, answer_logits, train_facts
+    from helpers.lessons.facts import FactsTask, answer_logits, train_facts
     from helpers.interp.ablation import ablated
     from helpers.model.config import Config
     from helpers.train import fresh_model

@@ -16,5 +16,5 @@ sequences.py    repeated random token sequences, the standard test for induction
 circuits.py     a head's QK and OV circuits, their token and position tables, composition scores
 neurons.py      an MLP's hidden activations z and how often each neuron fires
 
-Each module needs only ``helpers.model`` (and ``helpers.facts`` for a task's prompts).
+Each module needs only ``helpers.model`` (and ``helpers.lessons.facts`` for a task's prompts).
 """

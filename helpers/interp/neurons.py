@@ -25,7 +25,7 @@ def hidden(model: Transformer, tokens, layer: int = 0, position: int = -1) -> to
 def firing_counts(model: Transformer, prompts, layer: int = 0, position: int = -1) -> torch.Tensor:
     """For every hidden neuron of ``layer``'s MLP, on how many prompts it fires (z > 0 at ``position``,
     default the last): (d_mlp,) counts. prompts: token ids (batch, n), or a task with a ``prompts()``
-    method returning (ids, answers), such as ``helpers.facts.FactsTask``."""
+    method returning (ids, answers), such as ``helpers.lessons.facts.FactsTask``."""
     if hasattr(prompts, "prompts"):
         prompts, _ = prompts.prompts()
     z = hidden(model, prompts, layer, position)

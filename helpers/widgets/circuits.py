@@ -12,7 +12,7 @@ import html
 
 import torch
 
-from helpers.induction import ALPHABET, encode
+from helpers.lessons.induction import ALPHABET, encode
 from helpers.interp.circuits import token_ov_table, token_qk_table
 from helpers.interp.validate import check_head
 from helpers.model.transformer import Transformer

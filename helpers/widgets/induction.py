@@ -14,7 +14,7 @@ import html
 import ipywidgets as W
 import torch
 
-from helpers.induction import ALPHABET, InductionRun, decode, encode
+from helpers.lessons.induction import ALPHABET, InductionRun, decode, encode
 from helpers.interp.scores import duplicate_token_mask, induction_mask
 from helpers.interp.validate import check_head
 from helpers.model import names
@@ -136,7 +136,8 @@ class TrainingExplorer(Explorer):
     def __init__(self, model: Transformer, run: InductionRun, previous_head: int, induction_head: int,
                  text: str | None = None):
         if not run.snapshots:
-            raise ValueError("this training run kept no snapshots: train with helpers.induction.train_induction")
+            raise ValueError("this training run kept no snapshots: train with "
+                             "helpers.lessons.induction.train_induction")
         check_head(model, 0, previous_head)
         check_head(model, 1, induction_head)
         self.run, self.heads = run, (previous_head, induction_head)

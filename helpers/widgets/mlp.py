@@ -8,7 +8,7 @@ import html
 import ipywidgets as W
 import torch
 
-from helpers.facts import FactsTask
+from helpers.lessons.facts import FactsTask
 from helpers.interp.neurons import hidden
 from helpers.model.transformer import Transformer
 from helpers.plots import svg

@@ -111,7 +111,7 @@ def test_notebook_on_another_machine_prints_the_committed_checked_outputs(path, 
 # A short training run of the kind the notebooks do (notebook 06's facts task, all three models).
 _TRAIN = """
 import hashlib, torch, helpers
-from helpers.facts import FactsTask, train_facts
+from helpers.lessons.facts import FactsTask, train_facts
 from helpers.model.config import Config
 from helpers.train import fresh_model
 helpers.setup(0)

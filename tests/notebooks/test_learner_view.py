@@ -129,7 +129,7 @@ def test_the_scanner_fails_a_notebook_with_a_planted_bad_cell(tmp_path):
 
 def test_the_scanner_leaves_a_learners_text_alone():
     for text in [
-        "definitions in `helpers/interp/scores.py`; `helpers/cost.py` has both implementations",
+        "definitions in `helpers/interp/scores.py`; `helpers/lessons/cost.py` has both implementations",
         '**About how long** (an estimate, README "Learner time")',
         "loaded = gpt2.load_or_stand_in()   # GPT-2 Small if `bash run.sh gpt2` fetched it",
         "Over 60 runs (20 seeds, each on three CPU settings) it closed 90.8–92.5 % of the gap.",

@@ -154,9 +154,9 @@ def test_binder_requirements_are_requirements_pins_for_its_python_with_cpu_torch
     assert {n: v for n, v in expected.items() if n not in TEST_TOOLS and n not in cloud.HUB_SIDE} == pins
     assert "nbgitpuller" in pins and set(cloud.HUB_SIDE) <= set(expected)
     assert TEST_TOOLS == {"pytest", "nbval", "pytest-xdist", "playwright", "ruff", "coloraide", "axe-playwright-python",
-                          "transformers"}
+                          "transformers", "import-linter", "grimp"}
     imports = re.compile(r"^\s*(?:import|from)\s+"
-                         r"(pytest|nbval|xdist|playwright|ruff|coloraide|axe_playwright_python|transformers)\b", re.M)
+                         r"(pytest|nbval|xdist|playwright|ruff|coloraide|axe_playwright_python|transformers|importlinter|grimp)\b", re.M)
     sources = [*(ROOT / "helpers").rglob("*.py"),
                *[p for p in (ROOT / "tools").glob("*.py") if p.name not in ("jlab.py", "bench.py")]]
     assert not [p.name for p in sources if imports.search(p.read_text())]

@@ -52,3 +52,43 @@ def test_ruff_catches_what_it_is_configured_to(tmp_path):
     found = {d["code"] for d in json.loads(_ruff("check", "--no-cache", "--output-format", "json", "slips.py",
                                                    cwd=tmp_path).stdout)}
     assert found == {"RUF100", "F401", "F541", "E303", "E305", "E501"}, found
+
+
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint_imports(cwd: Path) -> subprocess.CompletedProcess:
+    if not LINT_IMPORTS.exists():
+        pytest.fail(f"import-linter is not installed in {LINT_IMPORTS.parent}: run `bash run.sh test`")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(cwd)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def test_the_helpers_keep_their_floors_and_have_no_import_circles():
+    """pyproject.toml's [tool.importlinter] contracts: every module of helpers has a floor, imports only from below,
+    and no package's modules import each other in a circle."""
+    done = _lint_imports(ROOT)
+    assert done.returncode == 0, "import-linter found a broken contract (`.venv/bin/lint-imports`):\n" + \
+        done.stdout[-3000:] + done.stderr[-2000:]
+    assert "2 kept, 0 broken" in done.stdout
+
+
+def test_the_import_contracts_catch_a_floor_broken_a_circle_and_a_module_without_a_floor(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    config = tmp_path / "helpers" / "model" / "config.py"
+    config.write_text(config.read_text() + "\nimport helpers.lessons.facts  # noqa\n")   # the model reads a lesson
+    broken = _lint_imports(tmp_path)
+    assert broken.returncode != 0 and "helpers.model.config -> helpers.lessons.facts" in broken.stdout
+    config.write_text(config.read_text().replace("import helpers.lessons.facts  # noqa", ""))
+    offer = tmp_path / "helpers" / "checks" / "offer.py"
+    offer.write_text(offer.read_text() + "\nimport helpers.checks.answers  # noqa\n")   # answers reads offer
+    circle = _lint_imports(tmp_path)
+    assert circle.returncode != 0 and "No import circles" in circle.stdout and "BROKEN" in circle.stdout
+    offer.write_text(offer.read_text().replace("import helpers.checks.answers  # noqa", ""))
+    (tmp_path / "helpers" / "newthing.py").write_text('"""A module nobody gave a floor."""\n')
+    unplaced = _lint_imports(tmp_path)
+    assert unplaced.returncode != 0 and "newthing" in unplaced.stdout + unplaced.stderr

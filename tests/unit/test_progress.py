@@ -9,7 +9,7 @@ import io
 import pytest
 from tqdm.notebook import tqdm as notebook_tqdm
 
-import helpers.induction
+import helpers.lessons.induction
 from helpers.progress import EndsGreen, tqdm
 
 
@@ -67,4 +67,4 @@ def test_an_error_inside_the_loop_still_ends_red():
 
 
 def test_the_induction_trainer_uses_it():
-    assert helpers.induction.tqdm is tqdm
+    assert helpers.lessons.induction.tqdm is tqdm

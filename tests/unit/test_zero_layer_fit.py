@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from helpers import ngrams
-from helpers.glove import load_glove
+from helpers.lessons.glove import load_glove
 from helpers.model import Config
 from helpers.softmax import softmax
 from helpers.train import fit_to_counts, fresh_model
@@ -69,12 +69,12 @@ def test_glove_words_are_read_in_a_child_process_without_pyarrow_here():
 
     import numpy as np
 
-    from helpers import glove
+    from helpers.lessons import glove
 
     path = glove.glove_dir() / "glove_6B_index.parquet"
     words, (blob, starts) = glove._read_words(path), glove._read_words_here(path)
     assert words._blob == blob and np.array_equal(words._starts, starts) and len(words) == 400_000
-    code = ("import sys; from helpers.glove import load_glove; g = load_glove(); "
+    code = ("import sys; from helpers.lessons.glove import load_glove; g = load_glove(); "
             "assert g.words[0] == 'the' and g.words.find('queen') is not None; print('pyarrow' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

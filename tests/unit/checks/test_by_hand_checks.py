@@ -1,10 +1,13 @@
 """Notebook 10, section 10: Exercise 10.4's check, the induction circuit written by hand (the answer passes; every
-wrong answer below gets the stage that fails named). helpers/by_hand.py itself: tests/unit/test_by_hand.py."""
+wrong answer below gets the stage that fails named). helpers/lessons/by_hand.py itself:
+tests/unit/lessons/test_by_hand.py."""
 
 import pytest
 import torch
 
-from helpers import by_hand, checks
+from helpers import checks
+
+from helpers.lessons import by_hand
 from helpers.checks.base import ExerciseError
 
 L = by_hand.Layout()
@@ -129,7 +132,7 @@ def test_each_wrong_circuit_gets_its_stage_named(trained, name):
     (lambda L: None, "four matrices.*got None"),
     (lambda L: (torch.zeros(64, 64),) * 4, r"W_QK0 from .* has shape \(64, 64\), expected \(224, 224\)"),
     (lambda L: [torch.randn(L.d_model, L.d_model)] + _right(L)[1:], "rank 224, more than d_head"),
-    (lambda L: by_hand.induction_circuits(L), "calls helpers.by_hand.induction_circuits"),
+    (lambda L: by_hand.induction_circuits(L), "calls helpers.lessons.by_hand.induction_circuits"),
     (lambda L: L.tok(64), "raised IndexError: token 64 does not exist"),
     (lambda L: (_ for _ in ()).throw(NotImplementedError()), "not written yet"),
 ])

@@ -6,7 +6,7 @@ import torch
 
 from helpers import checks
 from helpers.checks.base import ExerciseError
-from helpers.induction import config
+from helpers.lessons.induction import config
 from helpers.train import fresh_model
 
 
@@ -131,9 +131,9 @@ def test_causal_mults_check_names_the_mistake(wrong, message):
 
 
 def test_causal_mults_check_refuses_the_usual_count():
-    from helpers import cost
+    from helpers.lessons import cost
 
-    with pytest.raises(ExerciseError, match="calls helpers.cost.usual_mults"):
+    with pytest.raises(ExerciseError, match="calls helpers.lessons.cost.usual_mults"):
         checks.check_causal_mults(lambda d, h, n: cost.usual_mults(d, h, n) - h * n * (n - 1))
 
 

@@ -1,4 +1,5 @@
-"""Notebook 11's exercise checks and the helpers they compare with (helpers.lm, helpers.interp.embeddings): a right
+"""Notebook 11's exercise checks and the helpers they compare with (helpers.lessons.lm, helpers.interp.embeddings): a
+right
 answer passes, each usual wrong answer gets its own message, and the helpers refuse bad input with a sentence."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import torch
 from helpers import checks
 from helpers.checks import ExerciseError
 from helpers.interp.embeddings import analogy, analogy_vector, cosines
-from helpers.lm import continuation_logprob, next_tokens
+from helpers.lessons.lm import continuation_logprob, next_tokens
 from helpers.model import names
 from helpers.model.config import Config
 from helpers.train import fresh_model
@@ -23,7 +24,7 @@ def _model(seed=0, n_layers=2):
     return fresh_model(cfg, seed).eval()
 
 
-# --------------------------------------------------------------------------- helpers.lm
+# --------------------------------------------------------------------------- helpers.lessons.lm
 def test_continuation_is_the_chain_rule_of_next_token_probabilities():
     model = _model()
     prompt, cont = torch.tensor([3, 1, 4]), torch.tensor([1, 5, 9])

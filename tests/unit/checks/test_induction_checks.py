@@ -1,5 +1,5 @@
 """Notebook 09's three exercise checks: right answers pass, the usual wrong ones are named. The notebook's helpers:
-tests/unit/test_induction.py; its explorers: tests/unit/widgets/test_induction_widgets.py."""
+tests/unit/lessons/test_induction.py; its explorers: tests/unit/widgets/test_induction_widgets.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from helpers import checks
 from helpers.checks import ExerciseError
-from helpers.induction import (ALPHABET, config, encode, repeat_loss)
+from helpers.lessons.induction import (ALPHABET, config, encode, repeat_loss)
 from helpers.interp.ablation import ablated
 from helpers.interp.loss import per_position_loss
 from helpers.interp.scores import (duplicate_token_score, induction_mask, induction_score, pattern_score,
@@ -164,7 +164,7 @@ def test_check_loss_without_passes_the_right_answer_also_as_a_tensor():
     (_first_half, "measures the first half, or runs"),
     (_first_half_and_one, r"measured the first half \(nothing to copy there\)"),
     (_from_the_repeats_first_token, "predicts the repeat's \\*first\\* token"), (_summed, "sums the losses"),
-    (_by_the_helper, "calls helpers.induction.repeat_loss"),
+    (_by_the_helper, "calls helpers.lessons.induction.repeat_loss"),
     (_half_written_in, "half length written into the code"),
     (_second_half_alone, "on the second half alone"),
     (_zeroes_W_O, "did not put them back"),
@@ -187,7 +187,7 @@ def test_check_loss_without_says_not_written_yet_before_using_its_model():
 
 # `trained` (tests/unit/conftest.py), the learner's own `model`, which the check only reports: notebook 09's recipe
 # with seed 0, as shipped (training it here cost 30-100 s of this run and of each other Python's, and
-# tests/unit/test_induction.py's test_every_position_keeps_training_until_the_model_copies_everywhere trains the
+# tests/unit/lessons/test_induction.py's test_every_position_keeps_training_until_the_model_copies_everywhere trains the
 # recipe live)
 
 SOLUTION = ("my car is red. my ca", "t")  # notebook 09's committed answer to exercise 9.3

@@ -4,7 +4,7 @@ import pytest
 import torch
 from support.interp_models import uniform_model
 
-from helpers.facts import FactsTask
+from helpers.lessons.facts import FactsTask
 from helpers.interp.neurons import firing_counts, hidden
 from helpers.model.config import Config
 from helpers.train import fresh_model

@@ -69,7 +69,7 @@ def test_induction_models_are_notebook_09s_recipes_and_still_copy(name):
     """Exercise 9.3's references and notebook 10's model (notebook 09's recipe, seeds 0-2, float32), and the lesson
     of the earlier, periodic recipe: they load as notebook 09's model and still give the head scores, repeat loss and
     copying by position their metadata recorded when they were written."""
-    from helpers.induction import copy_by_position, probe_tokens, repeat_loss
+    from helpers.lessons.induction import copy_by_position, probe_tokens, repeat_loss
     from helpers.interp.scores import head_scores
 
     path = checkpoint.named_path(name)

@@ -4,7 +4,7 @@ one, and bad tokens, heads and models named."""
 import pytest
 import torch
 
-from helpers.induction import ALPHABET, config
+from helpers.lessons.induction import ALPHABET, config
 from helpers.train import fresh_model
 
 

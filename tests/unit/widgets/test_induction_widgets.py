@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import by_hand
-from helpers.induction import ALPHABET, config, train_induction
+from helpers.lessons import by_hand
+from helpers.lessons.induction import ALPHABET, config, train_induction
 from helpers.model import checkpoint
 from helpers.plots.palette import AFTER, EARLIER
 from helpers.train import fresh_model

@@ -3,7 +3,7 @@ for the chosen fact."""
 
 import pytest
 
-from helpers.facts import FactsTask, fact_scores, train_facts
+from helpers.lessons.facts import FactsTask, fact_scores, train_facts
 from helpers.model.config import Config
 from helpers.train import fresh_model
 

@@ -24,9 +24,10 @@ import pytest
 import torch
 
 import helpers.widgets
-from helpers import induction, ngrams
+from helpers import ngrams
+from helpers.lessons import induction
 from helpers.data import default_data
-from helpers.facts import FactsTask
+from helpers.lessons.facts import FactsTask
 from helpers.model import Config
 from helpers.plots.attention import pattern_html, pattern_image_html
 from helpers.plots.palette import AFTER, EARLIER

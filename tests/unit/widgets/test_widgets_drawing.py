@@ -103,7 +103,7 @@ def test_no_explorer_draws_with_matplotlib():
 
 
 def test_fact_explorer_reads_the_same_numbers_as_one_prompt_at_a_time():
-    from helpers.facts import FactsTask
+    from helpers.lessons.facts import FactsTask
     from helpers.interp.neurons import hidden
     from helpers.model import Config
     from helpers.train import fresh_model

@@ -1,11 +1,11 @@
-"""helpers.ladder names notebook 08's checkpoints: one recipe, three seeds per rung, seed 0 of the shared rungs
+"""helpers.lessons.ladder names notebook 08's checkpoints: one recipe, three seeds per rung, seed 0 of the shared rungs
 stored once; tools/train_models.py trains exactly those; the ladder plots draw every seed."""
 
 
 import matplotlib
 import pytest
 
-from helpers import ladder
+from helpers.lessons import ladder
 from helpers.plots.ladder import curves, rung_dots
 
 matplotlib.use("Agg")

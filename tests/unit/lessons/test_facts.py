@@ -1,10 +1,10 @@
-"""Notebook 06's facts task (helpers/facts.py): a table of people, things and colours that the context never
+"""Notebook 06's facts task (helpers/lessons/facts.py): a table of people, things and colours that the context never
 holds, so the model has to store it."""
 
 import pytest
 import torch
 
-from helpers.facts import FactsTask
+from helpers.lessons.facts import FactsTask
 
 
 def test_facts_task_is_a_table_not_in_the_context():

@@ -1,4 +1,4 @@
-"""Notebook 09's helpers (helpers/induction.py): the repeating data, the character tokens, the repeat loss and
+"""Notebook 09's helpers (helpers/lessons/induction.py): the repeating data, the character tokens, the repeat loss and
 training with snapshots."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers.induction import (ALPHABET, N_VOCAB, config, copy_batch, copy_by_position, decode, encode, pair_at,
+from helpers.lessons.induction import (ALPHABET, N_VOCAB, config, copy_batch, copy_by_position, decode, encode, pair_at,
                                periodic_batch, probe_tokens, repeat_loss, train_induction)
 from helpers.interp.loss import per_position_loss
 from helpers.train import fresh_model
@@ -46,7 +46,7 @@ def test_copy_by_position_is_the_probability_of_b_after_the_pair_at_k():
     assert all(len(set(r[:-1].tolist())) == 31 for r in tokens)   # no other earlier copy of A to confuse it
     with pytest.raises(ValueError, match="0 <= k <= 29"):
         pair_at(30, 32)
-    from helpers import by_hand
+    from helpers.lessons import by_hand
 
     hand = by_hand.from_circuits(*by_hand.induction_circuits(by_hand.Layout()))   # notebook 10's circuit by hand
     assert float(copy_by_position(hand)[1:].min()) > 0.9            # copies from every k but the first position

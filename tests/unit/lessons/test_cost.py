@@ -1,10 +1,10 @@
-"""helpers.cost: the multiplication counts of "Transformers for software engineers", both implementations,
+"""helpers.lessons.cost: the multiplication counts of "Transformers for software engineers", both implementations,
 and the timing helpers (notebook 10); the two ways of combining heads, and their timing (notebook 05)."""
 
 import pytest
 import torch
 
-from helpers import cost
+from helpers.lessons import cost
 
 
 @pytest.mark.parametrize("d_model, d_head, n_ctx", [(1, 1, 1), (64, 32, 32), (768, 64, 1024), (12288, 128, 2048)])

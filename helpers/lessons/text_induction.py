@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers.data import default_data
-from helpers.induction import repeat_loss
+from helpers.lessons.induction import repeat_loss
 from helpers.interp.scores import head_scores
 from helpers.model.config import Config
 from helpers.model.transformer import Transformer

@@ -1,4 +1,4 @@
-"""Notebook 10, section 10: the induction circuit written by hand (helpers/by_hand.py): the residual stream's
+"""Notebook 10, section 10: the induction circuit written by hand (helpers/lessons/by_hand.py): the residual stream's
 layout, the embedding, the factorisation of a circuit into a head's weights and the model built from circuits."""
 
 import math
@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from helpers import by_hand
-from helpers.induction import repeat_loss
+from helpers.lessons import by_hand
+from helpers.lessons.induction import repeat_loss
 from helpers.interp.circuits import ov_circuit, qk_circuit
 from helpers.interp.sequences import repeated_tokens
 

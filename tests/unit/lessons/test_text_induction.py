@@ -1,4 +1,5 @@
-"""Notebook 09's section 10 (helpers/text_induction.py): the batches with passages written twice, their loss, the
+"""Notebook 09's section 10 (helpers/lessons/text_induction.py): the batches with passages written twice, their loss,
+the
 probe of held-out passages, a learner's passage read twice, and the two shipped models (text alone, with repeats):
 their recorded figures re-measured on the files, and the phase change in their curves."""
 
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 from helpers.data import default_data
 from helpers.interp.scores import head_scores
 from helpers.model import checkpoint
-from helpers.text_induction import (N_CTX, config, copy_gain, mixed_loss, probe, repeated_passages, text_batch,
+from helpers.lessons.text_induction import (N_CTX, config, copy_gain, mixed_loss, probe, repeated_passages, text_batch,
                                     train_text, written_twice)
 from helpers.train import fresh_model
 from tools import train_models
@@ -124,10 +125,10 @@ def test_the_model_with_repeats_predicts_a_typed_verse_more_surely_the_second_ti
 
 
 def test_the_training_time_the_module_quotes_is_the_one_the_checkpoints_record():
-    """help(helpers.text_induction) gives each shipped model's training time as its metadata records it."""
-    import helpers.text_induction
+    """help(helpers.lessons.text_induction) gives each shipped model's training time as its metadata records it."""
+    import helpers.lessons.text_induction
 
-    doc = " ".join(helpers.text_induction.__doc__.split())
+    doc = " ".join(helpers.lessons.text_induction.__doc__.split())
     first, second = (int(checkpoint.metadata(checkpoint.named_path(name))["train_seconds"])
                      for name in ("text_induction", "text_plain"))
     minutes = "zero one two three four five six seven eight nine ten".split()[round((first + second) / 2 / 60)]
