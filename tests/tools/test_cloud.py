@@ -156,7 +156,8 @@ def test_binder_requirements_are_requirements_pins_for_its_python_with_cpu_torch
     assert TEST_TOOLS == {"pytest", "nbval", "pytest-xdist", "playwright", "ruff", "coloraide", "axe-playwright-python",
                           "transformers", "import-linter", "grimp"}
     imports = re.compile(r"^\s*(?:import|from)\s+"
-                         r"(pytest|nbval|xdist|playwright|ruff|coloraide|axe_playwright_python|transformers|importlinter|grimp)\b", re.M)
+                         r"(pytest|nbval|xdist|playwright|ruff|coloraide|axe_playwright_python|transformers|"
+                         r"importlinter|grimp)\b", re.M)
     sources = [*(ROOT / "helpers").rglob("*.py"),
                *[p for p in (ROOT / "tools").glob("*.py") if p.name not in ("jlab.py", "bench.py")]]
     assert not [p.name for p in sources if imports.search(p.read_text())]
