@@ -26,8 +26,8 @@ ROOT = HERE.parents[2]
 CHECKS = ROOT / "helpers" / "checks"
 # tests elsewhere that raise ExerciseError too but give right answers or whole notebooks (no message of their own)
 OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py")
-NOT_CHECKS = ("answers.py", "solutions.py")  # the series' answers on request: code and prints, no check's message
-# (test_answers.py gives each of answers.py's texts)
+NOT_CHECKS = ("answers.py", "offer.py", "solutions.py")  # the series' answers on request and the line offering them:
+# code and prints, no check's message (test_answers.py gives each of their texts)
 
 
 def check_modules() -> list[Path]:
