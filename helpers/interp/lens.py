@@ -21,9 +21,10 @@ from helpers.softmax import softmax
 
 def _states(model: Transformer, t: torch.Tensor) -> Cache:
     """One forward pass of the whole batch (so an enclosing intervention sees the batch it was given), keeping only the
-    residual stream's states x0, x1, ...: (batch, d_model, n) each."""
+    residual stream's states x0, x1, ...: (batch, d_model, n) each. It stops before the unembedding: the lens reads
+    the states itself, so the model's own logits for every position (batch, n_vocab, n) are never made."""
     with caching(model, Cache(), model.resid_names()) as cache:
-        model(t)
+        model(t, read_out=False)
     return cache
 
 

@@ -73,19 +73,23 @@ class Transformer(nn.Module):
             raise ValueError(f"token id {bad} is outside the vocabulary (0 ... {self.cfg.n_vocab - 1})")
         return tokens.long()
 
-    def forward(self, tokens) -> torch.Tensor:
+    def forward(self, tokens, read_out: bool = True) -> torch.Tensor:
+        """logits (n_vocab, n) for tokens (n,), or (batch, n_vocab, n) for (batch, n). With read_out=False the pass
+        stops at the final stream x_final, (d_model, n) or (batch, d_model, n): what the logit lens needs, without the
+        n_vocab-tall logits of every position (notebook 08 reads 200 windows at once)."""
         tokens = self.check_tokens(tokens)
         single = tokens.dim() == 1
         t = self.hook_t(tokens[None] if single else tokens)  # (batch, n)
         x = self.embed(t) if self.pos_embed is None else self.embed(t) + self.pos_embed(t)  # (batch, d_model, n)
-        logits = self.run_from(0, self.hook_x0(x))  # (batch, n_vocab, n)
-        return logits[0] if single else logits
+        out = self.run_from(0, self.hook_x0(x), read_out=read_out)  # (batch, n_vocab, n), or (batch, d_model, n)
+        return out[0] if single else out
 
-    def run_from(self, layer: int, x: torch.Tensor) -> torch.Tensor:
+    def run_from(self, layer: int, x: torch.Tensor, read_out: bool = True) -> torch.Tensor:
         """The rest of a forward pass from the stream x (batch, d_model, n) entering block ``layer`` (the state named
-        ``stream_into(layer)``): blocks layer, layer + 1, ..., then the unembedding -> logits (batch, n_vocab, n).
-        ``forward`` is run_from(0, x0). An edit that leaves the layers before ``layer`` as they were can start here
-        from a cached state instead of from the tokens (``helpers.interp.patching``, the heads explorer)."""
+        ``stream_into(layer)``): blocks layer, layer + 1, ..., then the unembedding -> logits (batch, n_vocab, n)
+        (or, with read_out=False, the final stream (batch, d_model, n)). ``forward`` is run_from(0, x0). An edit that
+        leaves the layers before ``layer`` as they were can start here from a cached state instead of from the tokens
+        (``helpers.interp.patching``, the heads explorer)."""
         self._check_layer(layer)
         if not (isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[1] == self.cfg.d_model):
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
@@ -93,6 +97,8 @@ class Transformer(nn.Module):
                              f"{self.cfg.d_model}, n), got {got}")
         for block in self.blocks[layer:]:
             x = block(x)
+        if not read_out:
+            return self.hook_x_final(x)
         logits = self.hook_logits(self.read_out(self.hook_x_final(x)))  # (batch, n_vocab, n)
         if self.hook_p.fns:  # someone reads p (the cache): p = softmax(logits) over the vocabulary
             self.hook_p(softmax(logits, dim=-2))

@@ -171,6 +171,14 @@ def _by_hand(W, steps):  # gradient descent without an optimizer (exercise 2.3's
     return W
 
 
+def _steps_the_given_one(model, optimizer, batch):  # exercise 8.2's train_step: the check gives the series' AdamW
+    loss = torch.nn.functional.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
 def test_which_answers_may_build_an_optimizer():
     import functools
 
@@ -186,6 +194,7 @@ def test_which_answers_may_build_an_optimizer():
     assert _may_optimize(lambda m, opt, b: opt.step(), (None, torch.optim.SGD([w], lr=0.1), None))  # one given
     assert _may_optimize(type("Stepper", (), {"__call__": lambda self, W: _sgd_answer(W, 1)})(), ())
     assert not _may_optimize(_by_hand, ())
+    assert not _may_optimize(_steps_the_given_one, (None, AdamW([w], lr=0.1), None))  # exercise 8.2: no warm-up
     assert not _may_optimize(renamed_softmax, ())
     assert not _may_optimize(lambda x: x.exp() / x.exp().sum(0), ())
 

@@ -114,3 +114,20 @@ def test_a_pass_can_start_from_the_stream_entering_any_block(d_mlp):
     with torch.no_grad():
         for layer in range(3):
             assert torch.equal(model.run_from(layer, cache[model.stream_into(layer)]), logits)
+
+
+def test_a_pass_can_stop_at_the_final_stream(model):
+    """read_out=False ends the pass at x_final, the stream the unembedding would read (the logit lens reads its states
+    so, without the n_vocab-tall logits of every position): the same states as a whole pass, no logits, no p."""
+    _, cache = model.run_with_cache(TOKENS)
+    with torch.no_grad():
+        x_final = model(TOKENS, read_out=False)
+        single = model(TOKENS[0], read_out=False)
+    assert x_final.shape == (2, CFG.d_model, TOKENS.shape[1]) and single.shape == (CFG.d_model, TOKENS.shape[1])
+    torch.testing.assert_close(model.read_out(x_final), cache[names.LOGITS])
+    torch.testing.assert_close(single, x_final[0])
+    seen = []
+    spies = {names.LOGITS: lambda x: seen.append("logits") or x, names.PROBS: lambda x: seen.append("p") or x}
+    with hooked(model, spies):
+        model(TOKENS, read_out=False)
+    assert seen == []
