@@ -16,10 +16,13 @@ of d_head 16 (up to 30,000 steps, alone or with repeated passages). Notebook 09'
 it forms one in about 200: a previous-token head has to map each position's W_pos column onto its predecessor's, a
 shift over n_ctx positions, and a head's W_QK has rank d_head at most. With 2 heads of d_head 64 at n_ctx 64 it can.
 
-The models are trained ahead (``tools/train_models.py text_induction text_plain``: 408 and 409 s, about seven
-minutes each, on the 2-core AVX2 machine their metadata names, ``train_seconds``) and shipped; their metadata holds
-the curve recorded while they trained (``TextRun.rows``).
+The two models come with the series, trained ahead (about seven minutes each on two CPU cores: their metadata's
+``train_seconds``, which the notebook prints); their metadata also holds the curve recorded while they trained
+(``TextRun.rows``).
 """
+
+# (Maintainers: they are made by ``tools/train_models.py text_induction text_plain``; a learner reads this docstring
+# with help(), so that name stays out of it.)
 
 from __future__ import annotations
 

@@ -277,3 +277,25 @@ def test_the_rule_finds_an_assert_in_view():
     assert _asserts("torch.testing.assert_close(a, b)\nfor h in hs:\n    assert h\n") == \
         ["torch.testing.assert_close(a, b)", "for h in hs:"]
     assert _asserts("for h in hs:\n    y = f(h)\n    assert y\n") == []     # a loop that computes: left in place
+
+
+def helped_modules() -> set[str]:
+    """Every module a notebook tells the learner to read with help(...): `help(helpers.lessons.text_induction)`."""
+    found = set()
+    for path in SERIES:
+        for _, _, text in visible(nbformat.read(path, as_version=4)):
+            found |= set(re.findall(r"help\((helpers(?:\.\w+)+)\)", text))
+    return found
+
+
+def test_what_help_shows_speaks_to_the_learner():
+    """A module a notebook points the learner to with help() opens with its docstring: it is learner text too."""
+    import importlib
+
+    modules = helped_modules()
+    assert "helpers.lessons.text_induction" in modules
+    for name in sorted(modules):
+        doc = importlib.import_module(name).__doc__ or ""
+        found = marks(doc)
+        assert not found, f"help({name}) shows the learner text meant for maintainers: {found}"
+    assert marks("trained by tools/train_models.py text_induction")   # what the docstring said before
