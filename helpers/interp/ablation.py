@@ -8,8 +8,9 @@ the MLP by replacing its activation z_i before m = W_2 z + b_2. Two replacements
 * zero ablation   o^h := 0, z_i := 0 — as if the head or neuron did not exist;
 * mean ablation   o^h := the mean of o^h, z_i := the mean of z_i, taken over a stated reference set:
                   every text of ``reference`` (batch, n) and the positions ``positions`` of each
-                  (None = every position). It keeps the average the later layers are used to,
-                  and removes only what depends on this input.
+                  (None = every position), or one mean per position (``per_position``: over the texts
+                  only, for texts of the reference's length). It keeps the average the later layers
+                  are used to, and removes only what depends on this input.
 
 Means come from a clean run of ``reference`` (nothing ablated). Inside ``with ablated(...)`` the cache
 of ``run_with_cache`` holds the edited o_heads, o, z and m (q, k, v, S, A and r are unchanged: the
@@ -74,15 +75,30 @@ def _positions(n: int, positions) -> torch.Tensor:
 
 @torch.no_grad()
 def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), neurons: Iterable[Unit] = (),
-                     positions: slice | Sequence[int] | None = None) -> dict[tuple[str, int, int], torch.Tensor]:
+                     positions: slice | Sequence[int] | None = None,
+                     per_position: bool = False) -> dict[tuple[str, int, int], torch.Tensor]:
     """Means over a stated reference set: every text of ``reference`` (batch, n) token ids and the
     ``positions`` of each (None: every position; a slice or a list of positions counted from 0).
 
-    Returns {("head", layer, h): mean o^h (d_model,), ("neuron", layer, i): mean z_i ()}.
-    """
+    Returns {("head", layer, h): mean o^h (d_model,), ("neuron", layer, i): mean z_i ()}. With per_position=True the
+    mean is over the texts only, one for each position: o^h (d_model, n) and z_i (n,), for ablating texts of the same
+    length n (or shorter) position by position (a head's average output at the start of a text need not be its average at the
+    end). ``reference`` may also be a list of texts of different lengths (each (n_k,)): the mean is then over every
+    position of every text, each text run alone."""
+    if isinstance(reference, list | tuple) and reference and all(
+            isinstance(r, torch.Tensor) and r.dim() == 1 for r in reference):
+        if per_position or positions is not None:
+            raise ValueError("texts of different lengths have no position in common: take their means over every "
+                             "position (per_position=False, positions=None), or give texts of one length (batch, n)")
+        parts = [(mean_activations(model, r[None], heads, neurons), r.numel()) for r in reference]
+        total = sum(n for _, n in parts)
+        return {k: sum(m[k] * (n / total) for m, n in parts) for k in parts[0][0]}
     head_units, neuron_units = _units(heads, check_head, model), _units(neurons, check_neuron, model)
     ref, _ = batch_of_tokens(model, reference)
+    if per_position and positions is not None:
+        raise ValueError("per_position=True takes a mean at every position: leave positions out")
     pos = _positions(ref.shape[-1], positions)
+    over = (0,) if per_position else (0, -1)  # over the texts, or over the texts and the positions
     with suspended(model):  # a clean run, even when called inside another ablation
         cache = model.activations(ref, [names.key(layer, "o_heads") for layer in head_units]
                                   + [names.key(layer, "z") for layer in neuron_units])
@@ -90,28 +106,43 @@ def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), 
     for layer, hs in head_units.items():
         o_heads = cache[names.key(layer, "o_heads")][..., pos]  # (batch, n_heads, d_model, positions)
         for h in hs:
-            out["head", layer, h] = o_heads[:, h].mean(dim=(0, 2))  # (d_model,)
+            out["head", layer, h] = o_heads[:, h].mean(dim=over)  # (d_model,), or (d_model, n) per position
     for layer, idx in neuron_units.items():
         z = cache[names.key(layer, "z")][..., pos]  # (batch, d_mlp, positions)
         for i in idx:
-            out["neuron", layer, i] = z[:, i].mean()
+            out["neuron", layer, i] = z[:, i].mean(dim=over)  # (), or (n,) per position
     return out
 
 
+def fits(values: torch.Tensor, n: int, per_position_dims: int) -> torch.Tensor:
+    """Replacements made as wide as a text of n tokens: pooled over positions (one value for every position: a
+    dimension of 1 is added), or taken per position (``per_position_dims`` dimensions, the last one a position), of
+    which the text's n positions take the first n (position i of the text gets the mean at position i: a text of
+    n - 1 tokens, as ``per_position_loss`` runs, fits the means of texts of n)."""
+    if values.dim() < per_position_dims:
+        return values[..., None]
+    if values.shape[-1] < n:
+        raise ValueError(f"these means were taken per position over texts of n = {values.shape[-1]} tokens, and the "
+                         f"text ablated has n = {n}: positions {values.shape[-1]} and later have no mean. Take them "
+                         "over texts at least as long, or pooled over the positions (per_position=False)")
+    return values[..., :n]
+
+
 def _replace_heads(idx: list[int], values: torch.Tensor):
-    """o_heads (..., n_heads, d_model, n): heads idx get values (len(idx), d_model) at every position."""
+    """o_heads (..., n_heads, d_model, n): heads idx get values (len(idx), d_model) at every position, or
+    (len(idx), d_model, n), one per position."""
     def edit(o_heads: torch.Tensor) -> torch.Tensor:
         out = o_heads.clone()
-        out[..., idx, :, :] = values.to(out.dtype)[:, :, None]
+        out[..., idx, :, :] = fits(values, o_heads.shape[-1], 3).to(out.dtype)
         return out
     return edit
 
 
 def _replace_neurons(idx: list[int], values: torch.Tensor):
-    """z (..., d_mlp, n): neurons idx get values (len(idx),) at every position."""
+    """z (..., d_mlp, n): neurons idx get values (len(idx),) at every position, or (len(idx), n), one per position."""
     def edit(z: torch.Tensor) -> torch.Tensor:
         out = z.clone()
-        out[..., idx, :] = values.to(out.dtype)[:, None]
+        out[..., idx, :] = fits(values, z.shape[-1], 2).to(out.dtype)
         return out
     return edit
 

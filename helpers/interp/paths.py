@@ -33,7 +33,7 @@ from contextlib import contextmanager
 
 import torch
 
-from helpers.interp.ablation import given_means, mean_activations
+from helpers.interp.ablation import fits, given_means, mean_activations
 from helpers.interp.validate import _whole, check_head, check_layer
 from helpers.model import names
 from helpers.model.hooks import hooked
@@ -117,8 +117,12 @@ def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=Non
     how:        "zero" (o^h := 0 on those paths) or "mean" (the mean of o^h over ``reference`` (batch, n) token ids
                 and ``positions``, as in ``helpers.interp.ablation.mean_activations``)
     means:      instead of ``reference``, the answer of ``mean_activations`` for these heads, computed once and reused
+                (pooled over positions, or ``per_position``)
 
-    Every argument is checked before anything changes; afterwards the model is exactly as before.
+    What is cut is the direct edge only: the readers no longer see the heads' output itself, but a head or an MLP
+    between the two layers still reads it, and what that component writes from it still reaches the readers (to cut
+    those routes too, list them in ``to`` as well). Every argument is checked before anything changes; afterwards the
+    model is exactly as before.
     """
     if how not in ("zero", "mean"):
         raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
@@ -154,7 +158,7 @@ def path_ablated(model: Transformer, heads, to, how: str = "zero", reference=Non
         return edit
 
     def delta() -> torch.Tensor:  # (batch, d_model, n): what the path reads instead of sum_h o^h, minus sum_h o^h
-        return sum(replacement[w].to(seen[w].dtype)[:, None] - seen[w] for w in writers)
+        return sum(fits(replacement[w], seen[w].shape[-1], 2).to(seen[w].dtype) - seen[w] for w in writers)
 
     edits: dict[str, list] = {}
     for layer in sorted({w[0] for w in writers}):

@@ -23,7 +23,7 @@ import html
 import ipywidgets as W
 import torch
 
-from helpers.interp.ablation import ablated
+from helpers.interp.ablation import ablated, given_means
 from helpers.interp.loss import per_position_loss
 from helpers.model import names
 from helpers.model.transformer import Transformer, mask_switched
@@ -172,8 +172,10 @@ class HeadsExplorer(later.TwoSteps, Explorer):
     """Notebook 05 (and 11, GPT-2's 144 heads): every head of one layer side by side on the text you type, and a
     switch per head.
 
-    A head switched off has its output o^h set to 0 (zero ablation, ``helpers.interp.ablation``): its
-    pattern is still drawn (greyed), but nothing it reads reaches the residual stream. Beside the
+    A head switched off has its output o^h set to 0 (zero ablation, ``helpers.interp.ablation``), or, given
+    ``means`` (``mean_activations`` pooled over positions, for every head), to its mean output o^h := mean (mean
+    ablation: what notebook 11 argues for in a model with LayerNorms, GPT-2's): its pattern is still drawn (greyed),
+    but nothing it reads about this text reaches the residual stream. Beside the
     patterns: the model's next-token guesses after the last token with every head on and with the
     switched-off heads removed, and the loss on the typed text both ways — what the heads are *for*,
     measured, not read off a pattern. Switches are kept per layer; changing the layer shows its own.
@@ -200,9 +202,16 @@ class HeadsExplorer(later.TwoSteps, Explorer):
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer,
                  text: str = "and god said , let there be light : and there was light .", layer: int = 0,
-                 top: int = 5, compact: bool | None = None):
+                 top: int = 5, compact: bool | None = None, means: dict | None = None):
         _needs_attention(model)
         self.model, self.tok, self.top = model, tokenizer, top
+        self.means = means
+        if means is not None:  # every head's mean, pooled over positions (a typed text can be any length)
+            given_means(means, [("head", L, h) for L in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)],
+                        None, None)
+            if any(means["head", L, h].dim() != 1 for L in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)):
+                raise ValueError("the heads explorer needs each head's mean pooled over positions (d_model,): the text "
+                                 "you type can be any length (mean_activations with per_position=False)")
         self.compact = model.cfg.n_heads > 4 if compact is None else bool(compact)
         self.off: set[tuple[int, int]] = set()  # (layer, head) pairs switched off
         self._runs: dict[tuple, dict] = {}  # token ids -> patterns, stream states, guesses with every head on
@@ -236,6 +245,15 @@ class HeadsExplorer(later.TwoSteps, Explorer):
             return
         super().update(*args)  # (later.TwoSteps: a long run pressed on the page is answered in two steps)
 
+    def _off(self, heads: list[tuple[int, int]]):
+        """The heads switched off: zeroed, or set to their means when the explorer was given them."""
+        if self.means is None:
+            return ablated(self.model, heads=heads)
+        return ablated(self.model, heads=heads, how="mean", means=self.means)
+
+    def _how_off(self) -> str:
+        return "output o<sup>h</sup> = 0" if self.means is None else "output o<sup>h</sup> = its mean"
+
     def _head_label(self, layer: int, h: int) -> str:
         return f"layer {layer}, head {h}" + (" (switched off)" if (layer, h) in self.off else "")
 
@@ -253,7 +271,7 @@ class HeadsExplorer(later.TwoSteps, Explorer):
         if len(ids) < 2:
             return p, None
         if not all(b.attn.masked for b in self.model.blocks):
-            with ablated(self.model, heads=list(off)) if off else contextlib.nullcontext():
+            with self._off(list(off)) if off else contextlib.nullcontext():
                 return p, per_position_loss(self.model, ids).mean()
         logp = torch.log_softmax(logits[:, :-1], dim=0)  # (n_vocab, n - 1)
         return p, -logp.gather(0, ids[None, 1:]).mean()
@@ -280,7 +298,7 @@ class HeadsExplorer(later.TwoSteps, Explorer):
         key = (*run["key"], tuple(off))
         if key not in self._without:
             first = min(layer for layer, _ in off)
-            with ablated(self.model, heads=off):
+            with self._off(off):
                 logits = self.model.run_from(first, run["into"][first][None])[0]  # (n_vocab, n)
             kept.keep(self._without, key, self._guesses(logits, ids, off), self.KEPT)
         return self._without[key]
@@ -329,10 +347,10 @@ class HeadsExplorer(later.TwoSteps, Explorer):
                  if self.compact else "hover a query token for its largest weights")
         text = (f"Layer {L}: all {len(A)} heads on the same {n} tokens (row = query, column = key; {where}). ")
         if coming:
-            text += (f"Switched off (output o<sup>h</sup> = 0): {which}. The model is running from layer "
+            text += (f"Switched off ({self._how_off()}): {which}. The model is running from layer "
                      f"{off[0][0]} on without {'it' if len(off) == 1 else 'them'}: the guesses and the loss follow.")
         elif off:
-            text += (f"Switched off (output o<sup>h</sup> = 0): {which}. "
+            text += (f"Switched off ({self._how_off()}): {which}. "
                      f"p(<code>{token_html(vocab[best])}</code>) after the last token: {float(p_all[best]):.2f} "
                      f"&rarr; {float(p_off[best]):.2f}; top guess "
                      f"<code>{token_html(vocab[int(p_off.argmax())])}</code>")

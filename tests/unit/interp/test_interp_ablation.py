@@ -151,3 +151,53 @@ def test_means_computed_once_ablate_as_their_reference_does():
         with ablated(model, heads=[(0, 0)], how="mean", means=[0.5, 0.5]):
             pass
     assert not any(p.fns for p in model.hook_points.values())
+
+
+def test_means_per_position_replace_each_position_with_its_own_mean(small_cfg):
+    """per_position=True: o^h and z_i averaged over the texts only, one mean per position, and an ablation with them
+    gives position j the mean at j (notebook 11's fixed-length probe)."""
+    from helpers.model.names import key as name
+
+    model = fresh_model(small_cfg, seed=2)
+    reference = torch.randint(0, small_cfg.n_vocab, (5, 6), generator=torch.Generator().manual_seed(1))
+    tokens = torch.randint(0, small_cfg.n_vocab, (3, 6), generator=torch.Generator().manual_seed(2))
+    means = mean_activations(model, reference, heads=[(1, 0)], neurons=[(0, 3)], per_position=True)
+    _, ref_cache = model.run_with_cache(reference)
+    torch.testing.assert_close(means["head", 1, 0], ref_cache[name(1, "o_heads")][:, 0].mean(0))   # (d_model, n)
+    torch.testing.assert_close(means["neuron", 0, 3], ref_cache[name(0, "z")][:, 3].mean(0))        # (n,)
+    assert not torch.allclose(means["head", 1, 0], means["head", 1, 0].mean(-1, keepdim=True))  # positions differ
+    with ablated(model, heads=[(1, 0)], neurons=[(0, 3)], how="mean", means=means):
+        _, cache = model.run_with_cache(tokens)
+    torch.testing.assert_close(cache[name(1, "o_heads")][:, 0], means["head", 1, 0].expand(3, -1, -1))
+    torch.testing.assert_close(cache[name(0, "z")][:, 3], means["neuron", 0, 3].expand(3, -1))
+    pooled = mean_activations(model, reference, heads=[(1, 0)])
+    torch.testing.assert_close(pooled["head", 1, 0], means["head", 1, 0].mean(-1))
+
+
+def test_means_per_position_refuse_a_longer_text_and_fit_a_shorter_one(small_cfg):
+    model = fresh_model(small_cfg, seed=2)
+    means = mean_activations(model, torch.zeros(2, 4, dtype=torch.long), heads=[(0, 1)], per_position=True)
+    with pytest.raises(ValueError, match=r"per position over texts of n = 4 tokens, and the text ablated has n = 6"):
+        with ablated(model, heads=[(0, 1)], how="mean", means=means):
+            model(torch.zeros(1, 6, dtype=torch.long))
+    with ablated(model, heads=[(0, 1)], how="mean", means=means):  # a shorter text takes the first positions' means
+        _, cache = model.run_with_cache(torch.zeros(1, 3, dtype=torch.long))
+    torch.testing.assert_close(cache[key(0, "o_heads")][0, 1], means["head", 0, 1][:, :3])
+    with pytest.raises(ValueError, match="leave positions out"):
+        mean_activations(model, torch.zeros(2, 6, dtype=torch.long), heads=[(0, 1)], per_position=True, positions=[0])
+
+
+def test_means_over_texts_of_different_lengths_weigh_every_position_alike(small_cfg):
+    """A list of texts of different lengths (the heads explorer's reference): each run alone, the mean over every
+    position of every text, as if they were one batch of positions."""
+    from helpers.model.names import key as name
+
+    model = fresh_model(small_cfg, seed=2)
+    texts = [torch.tensor([1, 2, 3, 4, 5]), torch.tensor([7, 1]), torch.tensor([0, 9, 9])]
+    means = mean_activations(model, texts, heads=[(1, 1)], neurons=[(1, 0)])
+    o = torch.cat([model.run_with_cache(t)[1][name(1, "o_heads")][1] for t in texts], dim=-1)   # (d_model, 10)
+    z = torch.cat([model.run_with_cache(t)[1][name(1, "z")][0] for t in texts])                 # (10,)
+    torch.testing.assert_close(means["head", 1, 1], o.mean(-1))
+    torch.testing.assert_close(means["neuron", 1, 0], z.mean())
+    with pytest.raises(ValueError, match="no position in common"):
+        mean_activations(model, texts, heads=[(1, 1)], per_position=True)

@@ -272,3 +272,17 @@ def test_nested_cuts_give_each_reader_the_writers_before_it(how):
     assert not torch.allclose(cache[names.key(2, "k")][:, 0],
                               model.blocks[2].attn.W_K[0] @ model.blocks[2].ln_attn(x_into_2), atol=1e-3)
     assert not any(p.fns for p in model.hook_points.values())
+
+
+def test_a_path_cut_to_means_per_position(small_attention_cfg):
+    """With per-position means, the direct path reads, at position j, the head's mean output at j instead of o^h:
+    logits move by W_U (mean_j - o^h_j) (no final LayerNorm in this model)."""
+    model = fresh_model(small_attention_cfg, seed=4)
+    reference = torch.randint(0, 11, (4, 5), generator=torch.Generator().manual_seed(3))
+    tokens = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(4))
+    means = mean_activations(model, reference, heads=[(0, 1)], per_position=True)
+    logits, cache = model.run_with_cache(tokens)
+    with torch.no_grad(), path_ablated(model, (0, 1), "logits", how="mean", means=means):
+        cut = model(tokens)
+    moved = model.unembed.W_U @ (means["head", 0, 1] - cache[names.key(0, "o_heads")][:, 1])   # (2, n_vocab, 5)
+    torch.testing.assert_close(cut, logits + moved, rtol=1e-5, atol=1e-5)

@@ -173,6 +173,37 @@ def test_heads_explorer_switches_heads_off(model_and_tok):
     torch.testing.assert_close(model.next_token_probs(ids), p_all)  # the model itself is untouched
 
 
+def test_the_heads_explorer_switches_heads_to_their_mean_when_given_means(model_and_tok):
+    """Given every head's mean (pooled over positions: a typed text can be any length), a switched-off head's output
+    is its mean, as in notebook 11's argument for a model with LayerNorms; the caption says which."""
+    from helpers.interp.ablation import ablated, mean_activations
+    from helpers.tokens import prepare_prompt
+    from helpers.widgets.attention import HeadsExplorer
+
+    model, tok = model_and_tok
+    heads = [(L, h) for L in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)]
+    reference = [prepare_prompt(t, tok, model.cfg.n_ctx).ids for t in ("and god said , let there be light",
+                                                                       "in the beginning")]
+    means = mean_activations(model, reference, heads=heads)
+    text = "speak unto the children of"
+    ex = HeadsExplorer(model, tok, text=text, layer=1, means=means)
+    ids = prepare_prompt(text, tok, model.cfg.n_ctx).ids
+    p_all = model.next_token_probs(ids)
+    ex.switches[2].value = False
+    with ablated(model, heads=[(1, 2)], how="mean", means=means):
+        p_mean = model.next_token_probs(ids)
+    with ablated(model, heads=[(1, 2)]):
+        p_zero = model.next_token_probs(ids)
+    assert not torch.allclose(p_mean, p_zero)
+    assert f"&rarr; {float(p_mean[p_all.argmax()]):.2f}" in ex.caption.value and "o<sup>h</sup> = its mean" in \
+        ex.caption.value
+    per_position = mean_activations(model, torch.stack([ids, ids]), heads=heads, per_position=True)
+    with pytest.raises(ValueError, match="pooled over positions"):
+        HeadsExplorer(model, tok, text=text, means=per_position)
+    with pytest.raises(ValueError, match="means holds no mean for head 1.3"):
+        HeadsExplorer(model, tok, text=text, means={k: v for k, v in means.items() if k != ("head", 1, 3)})
+
+
 def test_the_heads_explorer_runs_the_model_only_for_what_is_new(model_and_tok):
     """One pass per new text (every layer's patterns come from it); another layer runs no model; switching a head off
     runs the model from its layer on, once per set of switched-off heads; a weight changed in place is noticed."""
