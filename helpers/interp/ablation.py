@@ -81,8 +81,8 @@ def mean_activations(model: Transformer, reference, heads: Iterable[Unit] = (), 
     ``positions`` of each (None: every position; a slice or a list of positions counted from 0).
 
     Returns {("head", layer, h): mean o^h (d_model,), ("neuron", layer, i): mean z_i ()}. With per_position=True the
-    mean is over the texts only, one for each position: o^h (d_model, n) and z_i (n,), for ablating texts of the same
-    length n (or shorter) position by position (a head's average output at the start of a text need not be its average at the
+    mean is over the texts only, one for each position: o^h (d_model, n) and z_i (n,), for ablating texts of length n
+    (or shorter) position by position (a head's average output at the start of a text need not be its average at the
     end). ``reference`` may also be a list of texts of different lengths (each (n_k,)): the mean is then over every
     position of every text, each text run alone."""
     if isinstance(reference, list | tuple) and reference and all(
