@@ -59,32 +59,13 @@ def seed_everything(seed: int) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _libc():
-    """glibc, or None (another C library: macOS, musl, Windows)."""
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library: macOS, musl, Windows)."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None  # glibc's both
+        return libc.malloc_trim
     except (OSError, AttributeError):
         return None
-
-
-def _malloc_trim():
-    """glibc's malloc_trim, or None."""
-    libc = _libc()
-    return None if libc is None else libc.malloc_trim
-
-
-M_MMAP_THRESHOLD = -3  # glibc's malloc.h
-
-
-def big_blocks_straight_back(threshold: int = 1 << 20) -> bool:
-    """Have glibc serve every block of ``threshold`` bytes or more from a mapping of its own, given back to the system
-    the moment the tensor is freed. By default glibc raises this threshold as big blocks are freed (up to 32 MB), after
-    which a forward pass over a big batch leaves its temporaries (each a few MB) in the heap, fragmented, and a
-    kernel's peak memory climbs by tens of MB per pass (notebook 08's logit lens over 200 windows: 34 MB). The small
-    tensors of a training step stay below it. Returns False where the C library is not glibc."""
-    libc = _libc()
-    return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, threshold))
 
 
 def release_memory() -> bool:
@@ -114,13 +95,11 @@ def ipython_shell():
 def release_memory_after_every_cell() -> bool:
     """In IPython (a notebook's kernel), call ``release_memory`` after every cell: a cell's big temporary
     tensors (a table, a batch of logits) leave their memory inside the C heap otherwise, and the next cell
-    starts ~50-100 MB higher (and, so that one cell's passes do not pile up either, ``big_blocks_straight_back``).
-    A few milliseconds per cell; widgets' redraws are not cells and don't pay it.
+    starts ~50-100 MB higher. A few milliseconds per cell; widgets' redraws are not cells and don't pay it.
     Returns False outside IPython. Calling it again adds nothing."""
     shell = ipython_shell()
     if shell is None:
         return False
-    big_blocks_straight_back()
     if _after_cell not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", _after_cell)
     return True

@@ -43,45 +43,6 @@ def test_release_memory_gives_freed_heap_memory_back():
     assert float(done.stdout) > 50  # MB of the 79 MB freed
 
 
-PASSES_PILE_UP = """
-import sys
-import numpy as np
-from pathlib import Path
-from helpers.runtime import big_blocks_straight_back
-
-def hwm_mb():
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-
-if sys.argv[1] == "on":
-    assert big_blocks_straight_back()
-before = hwm_mb()
-for size in range(2, 12):  # passes of growing batches, each freeing its few-MB temporaries in a new order
-    kept = []
-    for i in range(12):
-        block = np.ones(size << 20, dtype=np.uint8)
-        if i % 3 == 0:
-            kept.append(np.ones(1 << 16, dtype=np.uint8))  # a small survivor between the freed blocks
-        del block
-print(hwm_mb() - before)
-"""
-
-
-@pytest.mark.slow  # starts two Pythons
-@pytest.mark.skipif(not sys.platform.startswith("linux") or helpers.runtime._malloc_trim() is None,
-                    reason="glibc's mallopt only")
-def test_big_blocks_go_straight_back_in_a_notebooks_kernel():
-    """With glibc's dynamic threshold, blocks of a few MB freed once are kept in the heap after; with
-    big_blocks_straight_back (what setup() does in a kernel) each one's memory goes back when it is freed."""
-    grown = {}
-    for mode in ("off", "on"):
-        done = subprocess.run([sys.executable, "-c", PASSES_PILE_UP, mode], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        grown[mode] = float(done.stdout)
-    assert grown["on"] < 15 and grown["off"] > grown["on"] + 5, grown  # seen: on 11 (the biggest block), off 21
-
-
 def test_release_memory_never_fails():
     assert release_memory() in (True, False)
 
