@@ -43,6 +43,11 @@ if os.environ.get("GT_EXERCISE_NOTEBOOKS"):  # e.g. "01,02": while working on so
 NAMES = [p.stem for p in NOTEBOOKS]
 WRONG = "01_bigrams"  # the submission with a deliberately wrong answer (a fast notebook)
 WRONG_ANSWERS = WRONG in NAMES
+# The solutions graded by nbgrader for full marks: four fast notebooks whose exercises cover every kind of graded cell
+# (a function, a function of notebook variables, a circuit built by hand). Every solution notebook also runs top to
+# bottom under nbval, and test_notebooks_clean.py checks every graded cell's nbgrader metadata (points = stars): a
+# full-marks run of the seven slower notebooks would repeat both at about 2.5 minutes of CI.
+FULL_MARKS = [name for name in NAMES if name[:2] in ("01", "03", "07", "10")]
 
 
 def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -86,6 +91,8 @@ def course(tmp_path_factory):
     for name in NAMES:
         nbgrader(root, "generate_assignment", name, "--force")
         for student, src in (("learner", root / "release"), ("teacher", root / "source")):
+            if student == "teacher" and name not in FULL_MARKS:
+                continue
             dest = root / "submitted" / student / name
             dest.mkdir(parents=True)
             shutil.copy(src / name / f"{name}.ipynb", dest)
@@ -141,7 +148,7 @@ def test_the_released_copy_scores_zero_and_runs_to_the_end(course, name):
             assert "not written yet" in said, (i, cell.outputs)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FULL_MARKS)
 def test_the_solutions_get_full_marks(course, name):
     scores = grades(course, name, "teacher")
     assert len(scores) == len(nbtool.exercises(ROOT / "notebooks" / f"{name}.ipynb"))
