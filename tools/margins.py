@@ -18,7 +18,8 @@ It writes helpers/margins.json (every claim's value in every run, and the recipe
 with; shipped with the helpers, read by the claims the learner sees) and docs/margins.md (a table: claim, bound,
 min / median / max / standard deviation, headroom). tests/notebooks/test_margins.py checks, cheaply, that the data is
 current
-(the recipe hash: the notebook's training and claim cells and the helper functions that train), that every claim a
+(the recipe hash: the notebook's training and claim cells and the helper functions that train, without comments,
+docstrings, drawing, imports or bounds), that every claim a
 notebook makes was measured, and that each keeps the headroom below with the bound the notebook has today; the
 full sweep (about an hour on 2 cores) runs only from here.
 
@@ -74,7 +75,8 @@ def _live() -> dict[str, list[str]]:
 
 RECIPE_FUNCTIONS = _live()
 LIVE = list(RECIPE_FUNCTIONS)   # the notebooks whose claims come from a live run: each states them with claim(...)
-TRAINS = ("fresh_model(", "train(", "train_induction(", "fit_to_counts(", "compare_fact_models(")
+TRAINS = ("fresh_model(", "train(", "train_induction(", "fit_to_counts(", "compare_fact_models(", "sweep(",
+          "train_toy(", "train_sae(", "fact_model(")
 
 
 def notebook_path(name: str) -> Path:
@@ -136,6 +138,28 @@ def _without_drawing(source: str) -> str:
     return "\n".join(line for i, line in enumerate(source.splitlines(), 1) if i not in drop)
 
 
+def _without_docstrings(source: str) -> str:
+    """A function's or class's source without its docstrings (its own and its methods'): a docstring documents, like
+    a comment, and computes nothing, so rewording one is not a new recipe. Lines are cut where ast finds the
+    docstrings, never re-spelt (the hash must be the same on every Python the series supports)."""
+    import ast
+    import textwrap
+
+    text = textwrap.dedent(source)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return source
+    drop = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+                    isinstance(first.value.value, str):
+                drop.update(range(first.lineno, first.end_lineno + 1))
+    return "\n".join(line for i, line in enumerate(text.splitlines(), 1) if i not in drop)
+
+
 def _claims_without_bounds(source: str) -> str:
     """A cell's source with every ``claim(...)`` call cut to its words and value: a bound is checked against the stored
     values (tests/notebooks/test_margins.py), so moving one needs no new measurement; the value's expression does.
@@ -187,8 +211,8 @@ def recipe_cells(name: str, notebook: str | None = None) -> list[str]:
 
 
 def recipe_hash(name: str, notebook: str | None = None) -> str:
-    """What a notebook's live claims depend on: its recipe cells, the helper functions that train, and the settings.
-    A change to any of them needs a new measurement."""
+    """What a notebook's live claims depend on: its recipe cells, the helper functions that train (without their
+    comments and docstrings), and the settings. A change to any of them needs a new measurement."""
     import importlib
 
     h = hashlib.sha256()
@@ -196,7 +220,8 @@ def recipe_hash(name: str, notebook: str | None = None) -> str:
         h.update(source.encode())
     for dotted in RECIPE_FUNCTIONS[name]:
         module, attr = dotted.rsplit(".", 1)
-        h.update(_code_without_comments(inspect.getsource(getattr(importlib.import_module(module), attr))).encode())
+        source = inspect.getsource(getattr(importlib.import_module(module), attr))
+        h.update(_code_without_comments(_without_docstrings(source)).encode())
     h.update(json.dumps(SETTINGS, sort_keys=True).encode())
     return h.hexdigest()[:16]
 

@@ -19,6 +19,8 @@ circuits.py   notebook 10: a head's two circuits, a K-composition score, the cos
               induction circuit by hand
 answers.py    checks.answer("1.1"): the series' own answer, shown after the learner has tried (solutions.py, written
               from notebooks/ by tools/notebooks.py)
+superposition.py  notebook 12: the toy model's importance-weighted loss, a sparse autoencoder's loss, one
+              latent taken out of the activations
 gpt2.py       notebook 11: the log-probability of a continuation of several tokens, king - man + woman in W_E,
               the logit lens scored state by state
 """
@@ -38,3 +40,4 @@ from helpers.checks.induction import check_confident_mistake, check_induction_sc
 from helpers.checks.circuits import (check_causal_mults, check_head_circuits, check_induction_circuits,  # noqa: F401
                                      check_k_composition)
 from helpers.checks.gpt2 import check_analogy, check_continuation_logprob, check_lens_loss  # noqa: F401
+from helpers.checks.superposition import check_sae_loss, check_toy_loss, check_without_latent  # noqa: F401

@@ -184,4 +184,22 @@ SOLUTIONS = {
         'checks': ['check_lens_loss'],
         'code': 'def lens_loss_by_hand(model, tokens):\n    with torch.no_grad():\n        _, cache = model.run_with_cache(tokens)\n        X = torch.stack([cache[k] for k in cache.resid_names], dim=1)               # (batch, states, d_model, n)\n        logp = torch.log_softmax(model.unembed.W_U @ model.ln_final(X), dim=-2)      # (batch, states, n_vocab, n)\n        nxt = tokens[:, None, None, 1:].expand(-1, X.shape[1], 1, -1)              # t_(j+1) for column j\n        return -logp[..., :-1].gather(-2, nxt).squeeze(-2).mean(dim=(0, 2))        # (states,)',
     },
+    '12.1': {
+        'notebook': '12_superposition.ipynb',
+        'title': "The toy model's loss",
+        'checks': ['check_toy_loss'],
+        'code': 'def toy_loss(x, x_hat, I):\n    return (I[:, None] * (x - x_hat) ** 2).sum(dim=0).mean()',
+    },
+    '12.2': {
+        'notebook': '12_superposition.ipynb',
+        'title': "The autoencoder's loss",
+        'checks': ['check_sae_loss'],
+        'code': 'def sae_loss(z, z_hat, f, l1):\n    return (((z - z_hat) ** 2).sum(dim=0) + l1 * f.sum(dim=0)).mean()',
+    },
+    '12.3': {
+        'notebook': '12_superposition.ipynb',
+        'title': 'A latent taken out',
+        'checks': ['check_without_latent'],
+        'code': 'def without_latent(z, sae, k):\n    f = sae.encode(z)\n    return z - sae.W_dec[:, k, None] * f[k]',
+    },
 }

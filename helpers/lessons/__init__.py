@@ -9,7 +9,7 @@ ladder.py          08: the ladder of trained Transformers, rung by rung
 induction.py       09: induction heads trained from scratch on random characters
 text_induction.py  09, section 10: induction heads grown from real text
 by_hand.py         10: the induction circuit written by hand
-superposition.py   12 (its notebook not written yet): a toy model of superposition and a sparse autoencoder
+superposition.py   12: a toy model of superposition, a sparse autoencoder, and interventions with it on 06's facts model
 
 The foundation never imports a lesson (the import contract in pyproject.toml); a lesson may use the foundation and,
 where a notebook builds on an earlier one, another lesson.

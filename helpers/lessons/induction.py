@@ -46,8 +46,8 @@ def config(n_layers: int = 2) -> Config:
     """The notebook's model: attention only, n_vocab 64, d_model 64, 2 heads (d_head 32), n_ctx 32.
 
     W_pos starts at a spread of 0.5 (the other weights 0.02): the previous-token head has to learn its step back
-    at every one of the 32 positions, and from near-zero columns some position was left out in about half of the
-    training runs tried (its head looked elsewhere and copying failed there)."""
+    at every one of the 32 positions, and from columns that start near zero a run can leave a position out (its head
+    looks elsewhere there, and copying fails at that position)."""
     return Config(n_vocab=N_VOCAB, d_model=64, n_ctx=32, n_layers=n_layers, n_heads=2, pos_init_std=0.5)
 
 

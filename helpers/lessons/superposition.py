@@ -1,4 +1,4 @@
-"""Notebook 12 (in the making): more features than dimensions — superposition, and a sparse autoencoder that finds them.
+"""Notebook 12: more features than dimensions — superposition, and a sparse autoencoder that finds them.
 
 Notebook 06 ends on a stored fact that is not one neuron. Two papers explain why and what to do about it; this module
 holds the computations, written in the series' column form (a feature vector is a column, a batch is columns side by
@@ -25,8 +25,17 @@ sparsity or importance) train at once here: every weight has a first dimension K
     z' = W_dec f + b_dec                     W_dec (d_in, n_latents), its columns of length 1
     L = mean ||z - z'||^2 + l1 * mean sum_k f_k
 
-TransformerLens and SAELens name the same things: SAELens's ``W_enc`` is (d_in, d_sae), our W_enc transposed (rows
-there, columns here), ``d_sae`` is n_latents, and its "L0" and "CE loss recovered" are ``l0`` and ``loss_recovered``.
+On notebook 06's facts model (``fact_model``: one layer, no LayerNorm) the autoencoder reads z, the MLP's hidden layer
+at the prompt's last position (``last_hidden``: (d_mlp, N), one column per fact), and interventions edit it there
+(``logits_with``). A *unit* is a neuron or a latent, and ``parts`` says what each adds to a column of z (z_j e_j, or
+f_k W_dec[:, k]); ``pushes`` is each part's direct effect on the right colour's logit; ``units_needed`` takes parts
+away in that order until the fact flips (notebook 06's exercise 6.2, for either kind of unit), and ``steered`` adds
+one fact's top part to another fact.
+
+TransformerLens and SAELens name the same things: SAELens's ``W_enc`` is (d_in, d_sae) and ``W_dec`` (d_sae, d_in),
+ours transposed (a latent is a row of our W_enc and a column of our W_dec; the other way round there), ``d_sae`` is
+n_latents, and its "L0" and "CE loss recovered" (``ce_loss_score``) are ``l0`` and ``loss_recovered`` /
+``facts_loss_recovered``.
 """
 
 from __future__ import annotations
@@ -35,10 +44,15 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
+from helpers.lessons.facts import FACT_MODELS, FactsTask, answer_logits, train_facts
+from helpers.model import names
+from helpers.model.config import Config
 from helpers.model.hooks import hooked
 from helpers.model.transformer import Transformer
 from helpers.optim import AdamW
+from helpers.train import fresh_model
 
 
 def importance(n: int, decay: float = 0.9) -> torch.Tensor:
@@ -119,6 +133,14 @@ def train_toy(p, n: int = 5, m: int = 2, I: torch.Tensor | None = None, relu: bo
     return run
 
 
+def sweep(ps, decays, n: int = 5, m: int = 2, **train) -> ToyRun:
+    """One ReLU toy model for every (decay, p) pair, decay by decay (model k = decays.index(d) * len(ps) +
+    ps.index(p)), feature i's importance decay^i: notebook 12's explorer reads them. ``train``: train_toy's options."""
+    P = torch.tensor(list(ps), dtype=torch.float32).repeat(len(decays))
+    D = torch.tensor(list(decays), dtype=torch.float32).repeat_interleave(len(ps))
+    return train_toy(P, n=n, m=m, I=D[:, None] ** torch.arange(n, dtype=torch.float32)[None], **train)
+
+
 def interference(W: torch.Tensor) -> torch.Tensor:
     """W^T W: (K, n, n) for W (K, m, n). Diagonal: how strongly each feature is read back (||W_i||^2); off the
     diagonal, (i, j): how much feature j leaks into feature i's read-out."""
@@ -136,6 +158,18 @@ def superposition(W: torch.Tensor) -> torch.Tensor:
     unit = W / W.norm(dim=-2, keepdim=True).clamp(min=1e-6)
     overlap = (unit.mT @ W) ** 2                                 # (K, n, n): (W_i-hat . W_j)^2
     return overlap.sum(dim=-1) - overlap.diagonal(dim1=-2, dim2=-1)
+
+
+def leak_cut(W: torch.Tensor, b: torch.Tensor) -> float:
+    """With one feature j active (x_j uniform in [0, 1], the others 0), feature i's read-out is
+    ReLU((W^T W)_ij x_j + b_i). The share of those read-outs (over every i != j and x_j) that the ReLU makes exactly 0:
+    a leak (W^T W)_ij <= 0 always (with b_i <= 0), a positive one while x_j <= -b_i / (W^T W)_ij. W (m, n), b (n,)."""
+    leak = W.mT @ W                                             # (n, n): (i, j) = W_i . W_j
+    bias = b[:, None].expand_as(leak)                           # b_i for every j
+    zero_below = torch.where(leak > 0, (-bias / leak.clamp(min=1e-12)).clamp(0, 1),
+                             (bias <= 0).float())               # P(x_j <= threshold) for x_j uniform in [0, 1]
+    off = ~torch.eye(leak.shape[0], dtype=torch.bool)
+    return float(zero_below[off].mean())
 
 
 def dimensions_per_feature(W: torch.Tensor) -> torch.Tensor:
@@ -241,3 +275,125 @@ def loss_recovered(model: Transformer, tokens: torch.Tensor, point: str, sae: Sp
                          "(an untrained model, or a component the model does not use)")
     return {"clean": clean, "reconstructed": rebuilt, "zeroed": zeroed,
             "recovered": (zeroed - rebuilt) / (zeroed - clean)}
+
+
+# --- the autoencoder on notebook 06's facts model -------------------------------------------------------------------
+# The facts model has one layer and no LayerNorm, and the colour is read at the prompt's last position (the thing):
+# there z, the MLP's hidden layer (d_mlp,), is what the autoencoder reads and what the interventions edit.
+
+
+def fact_model(task: FactsTask, seed: int = 0, steps: int = 300) -> Transformer:
+    """Notebook 06's "attention + MLP" model of the facts (one layer, 2 heads, d_model 32, d_mlp 128, no LayerNorm),
+    trained with notebook 06's recipe: full-batch AdamW on every fact for ``steps`` steps."""
+    d_model, d_mlp = FACT_MODELS["attention + MLP"]
+    cfg = Config(n_vocab=task.n_vocab, d_model=d_model, n_ctx=2, n_layers=1, n_heads=2, d_mlp=d_mlp)
+    model = fresh_model(cfg, seed=seed)
+    train_facts(model, task, steps=steps)
+    return model
+
+
+@torch.no_grad()
+def last_hidden(model: Transformer, prompts: torch.Tensor) -> torch.Tensor:
+    """z at each prompt's last position, as columns: (d_mlp, N) for prompts (N, n)."""
+    key = names.key(0, "z")
+    return model.activations(prompts, [key])[key][..., -1].T
+
+
+@torch.no_grad()
+def logits_with(model: Transformer, prompts: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """The answer logits (N, n_vocab) when z at the last position is replaced by the columns of z (d_mlp, N): an
+    intervention on the MLP's hidden layer; everything before it and after it runs as usual."""
+    if z.shape != (model.cfg.d_mlp, len(prompts)):
+        raise ValueError(f"z must be one column of d_mlp = {model.cfg.d_mlp} numbers per prompt, "
+                         f"({model.cfg.d_mlp}, {len(prompts)}); got {tuple(z.shape)}")
+
+    def put(a: torch.Tensor) -> torch.Tensor:                    # a: (N, d_mlp, n)
+        a = a.clone()
+        a[..., -1] = z.T
+        return a
+
+    with hooked(model, {names.key(0, "z"): put}):
+        return answer_logits(model, prompts)
+
+
+def answer_loss(model: Transformer, prompts: torch.Tensor, answers: torch.Tensor, z: torch.Tensor) -> float:
+    """Cross-entropy of the right colours (nats) with z at the last position replaced by z (d_mlp, N)."""
+    return float(F.cross_entropy(logits_with(model, prompts, z), answers))
+
+
+def facts_loss_recovered(model: Transformer, prompts: torch.Tensor, answers: torch.Tensor, z: torch.Tensor,
+                         z_hat: torch.Tensor) -> dict[str, float]:
+    """The facts' loss with the real z, with the reconstruction z_hat in its place, and with z zeroed (the MLP's
+    hidden layer switched off), and the share of what zeroing loses that the reconstruction gets back:
+    (zeroed - reconstructed) / (zeroed - clean); 1 for a perfect reconstruction (SAELens: "CE loss recovered")."""
+    clean, rebuilt, zeroed = (answer_loss(model, prompts, answers, a) for a in (z, z_hat, torch.zeros_like(z)))
+    return {"clean": clean, "reconstructed": rebuilt, "zeroed": zeroed,
+            "recovered": (zeroed - rebuilt) / (zeroed - clean)}
+
+
+@torch.no_grad()
+def parts(z: torch.Tensor, sae: SparseAutoencoder | None = None) -> torch.Tensor:
+    """What each unit adds to one column z (d_mlp,): (units, d_mlp). Neurons (sae None): row j is z_j e_j, the
+    neuron's own entry. Latents: row k is f_k W_dec[:, k], latent k's share of the reconstruction. Taking a row away
+    from z removes that unit and leaves the rest, for latents the autoencoder's error z - z' too."""
+    if sae is None:
+        return torch.diag(z)
+    f = sae.encode(z[:, None])[:, 0]                             # (n_latents,)
+    return (sae.W_dec * f).T
+
+
+@torch.no_grad()
+def pushes(model: Transformer, answers: torch.Tensor, z: torch.Tensor, sae: SparseAutoencoder | None = None
+           ) -> torch.Tensor:
+    """Each unit's direct effect on the right colour's logit, for every fact: (units, N). The MLP's output
+    W_2 z reaches the logits through W_U alone (one layer, no LayerNorm), so a part p of z adds
+    W_U[answer] . W_2 p to the right colour's logit."""
+    read = model.unembed.W_U[answers] @ model.blocks[0].mlp.W_2          # (N, d_mlp): what each fact's logit reads
+    return torch.stack([parts(z[:, i], sae) @ read[i] for i in range(z.shape[1])], dim=1)
+
+
+@torch.no_grad()
+def units_needed(model: Transformer, prompts: torch.Tensor, answers: torch.Tensor, z: torch.Tensor,
+                 sae: SparseAutoencoder | None = None, most: int = 32) -> torch.Tensor:
+    """For each fact, how many units (neurons, or the autoencoder's latents) must be taken out of its z, in order of
+    their direct effect on the right colour (largest first), before the model's first guess is wrong: (N,) counts;
+    most + 1 where even ``most`` units leave it right. Notebook 06's exercise 6.2, for either kind of unit."""
+    N = z.shape[1]
+    push = pushes(model, answers, z, sae)                                # (units, N)
+    most = min(most, push.shape[0])
+    tried = []
+    for i in range(N):
+        p = parts(z[:, i], sae)[push[:, i].argsort(descending=True)[:most]]     # (most, d_mlp)
+        tried.append(z[:, i][None] - p.cumsum(dim=0))                    # the first 1, 2, ..., most units taken out
+    tried = torch.cat(tried).T                                           # (d_mlp, N most)
+    wrong = logits_with(model, prompts.repeat_interleave(most, dim=0), tried).argmax(-1) \
+        != answers.repeat_interleave(most)
+    wrong = wrong.reshape(N, most)
+    first = wrong.float().argmax(dim=1) + 1                              # the first size that flips
+    return torch.where(wrong.any(dim=1), first, torch.full_like(first, most + 1))
+
+
+@torch.no_grad()
+def steered(model: Transformer, prompts: torch.Tensor, answers: torch.Tensor, z: torch.Tensor,
+            sae: SparseAutoencoder | None = None, shift: int = 37) -> tuple[torch.Tensor, torch.Tensor]:
+    """Steering: add the unit that pushes fact i's colour most to the z of another fact j (j = i + shift, counted
+    round; pairs with the same colour are skipped). Returns (steered (pairs,) bool: j's first guess became i's colour,
+    pairs (pairs, 2) the (i, j))."""
+    N = z.shape[1]
+    push = pushes(model, answers, z, sae)
+    pairs = [(i, (i + shift) % N) for i in range(N) if answers[i] != answers[(i + shift) % N]]
+    i_s, j_s = torch.tensor(pairs).T
+    moved = z.clone()
+    for i, j in pairs:
+        moved[:, j] = z[:, j] + parts(z[:, i], sae)[push[:, i].argmax()]
+    guess = logits_with(model, prompts, moved).argmax(-1)
+    return guess[j_s] == answers[i_s], torch.tensor(pairs)
+
+
+@torch.no_grad()
+def shared_label(fires: torch.Tensor, labels: torch.Tensor, least: int = 2) -> torch.Tensor:
+    """For each unit that fires on at least ``least`` facts, the share of them that have its most common label (a
+    person, a thing, a colour): (units kept,). 1: every fact it fires on has the same one. fires (units, N) bool,
+    labels (N,) ints."""
+    out = [torch.bincount(labels[row]).max() / row.sum() for row in fires if int(row.sum()) >= least]
+    return torch.stack(out).float() if out else torch.zeros(0)

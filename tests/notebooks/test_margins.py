@@ -268,6 +268,18 @@ def test_a_comment_is_not_a_new_recipe_but_code_is():
     assert margins._code_without_comments(a) != margins._code_without_comments("x = train(model, seed=1)")
 
 
+def test_a_docstring_is_not_a_new_recipe_but_a_string_that_computes_is():
+    """The recipe functions' docstrings (their own and their methods') are cut before hashing, like comments; a string
+    the code uses is kept."""
+    def source(doc: str, mode: str) -> str:
+        return (f'def train(model, steps=300):\n    """{doc}"""\n    class Run:\n        """{doc}"""\n'
+                f'        kind = "{mode}"\n    return Run\n')
+
+    same = margins._without_docstrings(source("300 steps, about half of the runs", "fast"))
+    assert same == margins._without_docstrings(source("300 steps", "fast")) and "about half" not in same
+    assert same != margins._without_docstrings(source("300 steps", "slow"))   # kind = "..." computes: kept
+
+
 def test_a_figure_an_import_or_a_bound_is_not_a_new_recipe_but_a_claims_value_is():
     cell = ("from helpers.plots import lines\n"
             "results = compare_fact_models(task, seed=SEED)\n"

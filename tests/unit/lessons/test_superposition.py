@@ -99,3 +99,113 @@ def test_loss_recovered_says_when_there_is_nothing_to_recover():
     model = fresh_model(Config(n_vocab=11, d_model=8, n_ctx=6, n_layers=1, n_heads=2, d_mlp=16), seed=0)
     with pytest.raises(ValueError, match="nothing to recover"):                # untrained: its MLP is near silent
         S.loss_recovered(model, torch.randint(0, 11, (4, 7)), names.key(0, "z"), S.SparseAutoencoder(16, 32))
+
+
+# --- the toy models' sweep, and the autoencoder on notebook 06's facts model ------------------------------------------
+
+def test_the_sweep_trains_one_model_per_decay_and_probability_in_the_explorers_order():
+    run = S.sweep([1.0, 0.01], [0.9, 1.0], steps=1, seed=0)
+    assert run.p.tolist() == pytest.approx([1.0, 0.01, 1.0, 0.01])
+    assert run.I[1].tolist() == pytest.approx([0.9 ** i for i in range(5)])      # model 1: decay 0.9, p = 0.01
+    assert run.I[2].tolist() == pytest.approx([1.0] * 5)                         # model 2: decay 1.0, p = 1
+
+
+@pytest.fixture(scope="module")
+def facts():
+    """A small facts model (notebook 06's shape, fewer facts), an autoencoder on its z, and the task's tensors."""
+    from helpers.lessons.facts import FactsTask
+
+    task = FactsTask.make(n_people=8, n_things=4, n_colours=6, seed=3)
+    model = S.fact_model(task, seed=0, steps=150)
+    prompts, answers = task.prompts()
+    z = S.last_hidden(model, prompts)
+    sae = S.train_sae(z, 64, l1=0.3, steps=200, batch=32, lr=3e-3, seed=0)
+    return model, prompts, answers, z, sae
+
+
+def test_the_real_z_put_back_gives_the_model_its_own_answers(facts):
+    from helpers.lessons.facts import answer_logits
+
+    model, prompts, answers, z, _ = facts
+    assert z.shape == (model.cfg.d_mlp, len(prompts))
+    torch.testing.assert_close(S.logits_with(model, prompts, z), answer_logits(model, prompts).detach())
+    with pytest.raises(ValueError, match=r"one column of d_mlp = 128 numbers per prompt"):
+        S.logits_with(model, prompts, z.T)
+
+
+def test_the_parts_add_up_to_z_and_to_the_reconstruction(facts):
+    _, _, _, z, sae = facts
+    col = z[:, 5]
+    torch.testing.assert_close(S.parts(col).sum(dim=0), col)
+    torch.testing.assert_close(S.parts(col, sae).sum(dim=0) + sae.b_dec.detach(), sae(col[:, None])[1][:, 0].detach())
+
+
+def test_a_units_push_is_what_taking_it_out_does_to_the_right_colours_logit(facts):
+    model, prompts, answers, z, sae = facts
+    for unit_sae in (None, sae):
+        push = S.pushes(model, answers, z, unit_sae)                  # (units, N)
+        i = 2
+        k = int(push[:, i].abs().argmax())
+        moved = z.clone()
+        moved[:, i] -= S.parts(z[:, i], unit_sae)[k]
+        before = S.logits_with(model, prompts, z)[i, answers[i]]
+        after = S.logits_with(model, prompts, moved)[i, answers[i]]
+        assert float(before - after) == pytest.approx(float(push[k, i]), abs=1e-4)
+
+
+def test_units_needed_is_the_greedy_search_of_exercise_6_2(facts):
+    """The batched count equals a plain loop: take units out in order of push, one more each time, until the first
+    guess is wrong."""
+    model, prompts, answers, z, sae = facts
+    for unit_sae in (None, sae):
+        got = S.units_needed(model, prompts, answers, z, unit_sae, most=12)
+        push = S.pushes(model, answers, z, unit_sae)
+        for i in range(0, len(prompts), 5):
+            order = push[:, i].argsort(descending=True)[:12]
+            moved, count = z.clone(), 13
+            for size, k in enumerate(order.tolist(), start=1):
+                moved[:, i] -= S.parts(z[:, i], unit_sae)[k]
+                if S.logits_with(model, prompts, moved)[i].argmax() != answers[i]:
+                    count = size
+                    break
+            assert int(got[i]) == count, (i, unit_sae is None)
+
+
+def test_steering_adds_the_top_unit_of_one_fact_to_another(facts):
+    model, prompts, answers, z, sae = facts
+    ok, pairs = S.steered(model, prompts, answers, z, sae, shift=3)
+    assert len(ok) == len(pairs) and all(answers[i] != answers[j] for i, j in pairs.tolist())
+    i, j = pairs[0].tolist()
+    push = S.pushes(model, answers, z, sae)
+    moved = z.clone()
+    moved[:, j] += S.parts(z[:, i], sae)[push[:, i].argmax()]
+    assert bool(ok[0]) == bool(S.logits_with(model, prompts, moved)[j].argmax() == answers[i])
+
+
+def test_the_loss_recovered_is_one_for_z_itself_and_zero_for_zeros(facts):
+    model, prompts, answers, z, _ = facts
+    assert S.facts_loss_recovered(model, prompts, answers, z, z)["recovered"] == pytest.approx(1.0)
+    assert S.facts_loss_recovered(model, prompts, answers, z, torch.zeros_like(z))["recovered"] == pytest.approx(0.0)
+
+
+def test_shared_label_is_the_share_of_a_units_facts_with_its_most_common_label():
+    fires = torch.tensor([[True, True, True, False], [True, False, False, False], [False, True, True, True]])
+    labels = torch.tensor([0, 0, 1, 1])
+    # unit 0: labels 0, 0, 1 -> 2/3; unit 1 fires once (left out); unit 2: 0, 1, 1 -> 2/3
+    assert S.shared_label(fires, labels).tolist() == pytest.approx([2 / 3, 2 / 3])
+    assert S.shared_label(fires[1:2], labels).numel() == 0
+
+
+def test_leak_cut_is_the_share_of_one_feature_read_outs_the_relu_makes_zero():
+    """Two features at 60 degrees (leak 0.5 each way) and a third opposite the first (leak -1): with b = -0.25 a
+    positive leak 0.5 x_j is cut while x_j <= 0.5, a negative one always; the same by sampling x_j."""
+    import math
+
+    W = torch.tensor([[1.0, math.cos(math.pi / 3), -1.0], [0.0, math.sin(math.pi / 3), 0.0]])
+    b = torch.full((3,), -0.25)
+    leak = W.T @ W
+    xs = torch.linspace(0, 1, 100_001)
+    sampled = [float((torch.relu(leak[i, j] * xs + b[i]) == 0).float().mean())
+               for i in range(3) for j in range(3) if i != j]
+    assert S.leak_cut(W, b) == pytest.approx(sum(sampled) / len(sampled), abs=1e-3)
+    assert S.leak_cut(W, torch.zeros(3)) == pytest.approx(4 / 6)    # no bias: only the negative leaks are cut

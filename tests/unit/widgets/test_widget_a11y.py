@@ -52,6 +52,8 @@ def explorers() -> dict[str, Explorer]:
     from helpers.widgets.layernorm import LayerNormExplorer
     from helpers.widgets.mlp import FactNeuronExplorer
     from helpers.widgets.ngrams import NgramExplorer
+    from helpers.widgets.superposition import ToyExplorer
+    from helpers.lessons.superposition import sweep
 
     data = default_data()
     tok = data.tokenizer
@@ -75,7 +77,8 @@ def explorers() -> dict[str, Explorer]:
              LadderExplorer({"zero": zero, "two layers": words}, tok, prompt="and god"),
              LensExplorer(words, tok, prompt="and god said"),
              LayerNormExplorer(),
-             FactNeuronExplorer(facts, task)]
+             FactNeuronExplorer(facts, task),
+             ToyExplorer(sweep([1.0, 0.01], [0.9, 1.0], steps=1), [1.0, 0.01], [0.9, 1.0])]
     return {type(e).__name__: e for e in built}
 
 
