@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 
 from helpers.checks.base import ExerciseError, call, close, exercise, named, number_result, passed, tensor_result
-from helpers.lessons.superposition import SparseAutoencoder
+from helpers.lessons.superposition import SparseAutoencoder, sae_loss, weighted_loss
 
 
 def _near(got: float, want: float) -> bool:
@@ -53,7 +53,7 @@ def check_toy_loss(fn: Callable) -> bool:
                                 "mean over the batch (the columns).")
         got = number_result(out, what)
         err = (x - x_hat) ** 2                                       # (n, batch)
-        want = float((I[:, None] * err).sum(dim=0).mean())
+        want = float(weighted_loss(x[None], x_hat[None], I)[0])   # the helper the training uses, one model
         if _near(got, want):
             continue
         size = (f" (It was right for the first test, not for n = {n} features and a batch of {batch}: is a size "
@@ -98,7 +98,7 @@ def check_sae_loss(fn: Callable) -> bool:
         got = number_result(out, what)
         rec = ((z - z_hat) ** 2).sum(dim=0).mean()
         l1_term = f.sum(dim=0).mean()
-        want = float(rec + l1 * l1_term)
+        want = float(sae_loss(z, z_hat, f, l1))
         if _near(got, want):
             continue
         size = (f" (It was right for the first test, not for d_in = {d_in}, {n_latents} latents, a batch of {batch} "

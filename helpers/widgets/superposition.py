@@ -1,6 +1,6 @@
 """Notebook 12: pick a feature probability (1 - the sparsity) and how fast the importances fall, see where the toy
 model of superposition puts its five features in two dimensions (the runs come from
-``helpers.lessons.superposition.train_toy``, trained once before the explorer opens: a redraw only reads them)."""
+``helpers.lessons.superposition.sweep``, trained once before the explorer opens: a redraw only reads them)."""
 
 from __future__ import annotations
 
