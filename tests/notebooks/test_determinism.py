@@ -7,6 +7,10 @@ instruction set, MKL forced onto another code path and another thread count — 
 (``OTHER_MACHINES``) — and must pass the same asserts and print exactly the committed text in every
 checked cell (tagged ``nbval-check-output``).
 
+The "other machine A" run also carries tests/support/containers.py's probes: every exercise's check must accept
+the right answer as float64, a list and a numpy array, and every figure shown (the kernel's inline backend, as in
+JupyterLab) must come with its data in words.
+
 Together with nbval's run (same checks, this machine's own settings) this is also the determinism
 test for every notebook: the committed outputs come from a fresh run (``tools/notebooks.py
 refresh``), nbval's run must reproduce them, and so must this one.
@@ -33,6 +37,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from support import containers
 from tools import margins
 from tools.clean import CHECK_TAG, is_checked
 
@@ -72,9 +77,13 @@ def checked_outputs(nb: nbformat.NotebookNode) -> dict[int, str]:
     return out
 
 
-def run_notebook(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
-    """Execute a copy of the notebook on a fresh kernel started with ``env``; raises on a failing cell."""
-    nb = nbformat.read(path, as_version=4)
+PROBED_ON = "other machine A"  # the run that also carries tests/support/containers.py's probes
+
+
+def run_notebook(path: Path, env: dict[str, str], nb: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
+    """Execute ``nb`` (default: a copy of the notebook) on a fresh kernel started with ``env``; raises on a failing
+    cell."""
+    nb = nbformat.read(path, as_version=4) if nb is None else nb
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
 
@@ -95,11 +104,19 @@ def test_notebook_on_another_machine_prints_the_committed_checked_outputs(path, 
     committed = checked_outputs(nbformat.read(path, as_version=4))
     assert committed, f"{path.name} has no `{CHECK_TAG}` cell: nothing to compare"
     settings = OTHER_MACHINES[machine]
+    probing = machine == PROBED_ON
+    env = perturbed_env(machine)
+    if probing:
+        env.pop("MPLBACKEND", None)  # the kernel's own inline backend: it shows figures as JupyterLab does
     try:
-        ran = run_notebook(path, perturbed_env(machine))
+        ran = run_notebook(path, env, containers.probed(path) if probing else None)
     except CellExecutionError as e:
         pytest.fail(f"{path.name} fails on '{machine}' ({' '.join(f'{k}={v}' for k, v in settings.items())}):"
                     f" an assert or a cell that passes here breaks when the CPU rounds differently.\n{e}")
+    if probing:
+        found = containers.problems(path, ran)
+        assert not found, f"{path.name}, the probes (tests/support/containers.py):\n" + "\n".join(found)
+        ran = containers.without_probes(ran)
     got = checked_outputs(ran)
     diffs = [i for i in committed if committed[i] != got.get(i)]
     assert not diffs, "\n".join(

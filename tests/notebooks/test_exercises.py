@@ -50,12 +50,6 @@ WRONG_ANSWERS = WRONG in NAMES
 FULL_MARKS = [name for name in NAMES if name[:2] in ("01", "03", "07", "10")]
 
 
-def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    run = nbtool.nbgrader(course, *args, env=env)
-    assert run.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
-    return run
-
-
 def solution_cells(nb) -> list[int]:
     return [i for i, c in enumerate(nb.cells)
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
@@ -82,20 +76,48 @@ def wrong_answer(source: str) -> str:
                           "return C / C.sum(dim=1, keepdim=True).clamp(min=1e-12)")
 
 
+# nbgrader's own Python API (what its formgrader calls; the same apps as the command line) runs every step of the
+# course in one process: the command line would start nbgrader afresh for each of the 25 steps, about 5 s each.
+BATCH = r"""
+import json, sys
+from traitlets.config.loader import PyFileConfigLoader
+from nbgrader.apps import NbGraderAPI
+
+api = NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=".").load_config())
+failed = []
+for step in json.loads(sys.argv[1]):
+    result = getattr(api, step[0])(*step[1:])
+    if not result["success"]:
+        failed.append(f"nbgrader {step}: {result.get('error', '')}\n{result.get('log', '')[-3000:]}")
+print(json.dumps(failed))
+"""
+
+
+def nbgrader_steps(course: Path, steps: list[list[str]], env: dict | None = None) -> None:
+    """Run ``steps`` ([method of nbgrader's NbGraderAPI, its arguments...]) in one process, in the course folder."""
+    run = subprocess.run([sys.executable, "-c", BATCH, json.dumps(steps)], cwd=course, capture_output=True, text=True,
+                         env=nbtool.with_venv_path(env or dict(os.environ)))
+    assert run.returncode == 0, f"nbgrader's steps failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+    failed = json.loads(run.stdout.strip().splitlines()[-1])
+    assert not failed, "\n".join(failed)
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """A course folder with the series as assignments, three submissions of every notebook (the
     released copy, the solutions, and for 01 a wrong answer), autograded with the call tracer on."""
     root = tmp_path_factory.mktemp("course")
     nbtool.make_course(root, NOTEBOOKS)
+    nbgrader_steps(root, [["generate_assignment", name] for name in NAMES])
+    graded = []
     for name in NAMES:
-        nbgrader(root, "generate_assignment", name, "--force")
         for student, src in (("learner", root / "release"), ("teacher", root / "source")):
             if student == "teacher" and name not in FULL_MARKS:
                 continue
             dest = root / "submitted" / student / name
             dest.mkdir(parents=True)
             shutil.copy(src / name / f"{name}.ipynb", dest)
+            graded.append(["autograde", name, student])
     if WRONG_ANSWERS:
         wrong = nbformat.read(root / "release" / WRONG / f"{WRONG}.ipynb", as_version=4)
         first = solution_cells(wrong)[0]
@@ -103,16 +125,14 @@ def course(tmp_path_factory):
         assert "NotImplementedError" not in wrong.cells[first].source
         (root / "submitted" / "wrong" / WRONG).mkdir(parents=True)
         nbformat.write(wrong, root / "submitted" / "wrong" / WRONG / f"{WRONG}.ipynb")
+        graded += [["autograde", WRONG, "wrong"], ["generate_feedback", WRONG, "wrong"]]
 
     ipython = tracer_profile(root)
     traces = root / "traces"
     traces.mkdir()
     env = os.environ | {"IPYTHONDIR": str(ipython), "GT_TRACE_DIR": str(traces), "MPLBACKEND": "Agg",
                         "GT_THREADS": os.environ.get("GT_THREADS", "1")}
-    for name in NAMES:
-        nbgrader(root, "autograde", name, "--force", env=env)
-    if WRONG_ANSWERS:
-        nbgrader(root, "generate_feedback", WRONG, "--student", "wrong", "--force")
+    nbgrader_steps(root, graded, env=env)
     return root
 
 

@@ -7,9 +7,8 @@ venv-py3.X, where every clone on the machine reuses it while requirements.txt an
 unchanged. Installing needs the network, so it happens there and never here (this suite runs offline).
 
 Here, for each such Python: the environment holds exactly the pins of requirements.txt for that Python and
-this clone's helpers, `pip check` is content, and the unit tests (the fast tier and the tests marked
-each_python: `-m "not slow or each_python"`) plus notebook 01 through nbval pass inside it, with the project's
-pytest options;
+this clone's helpers, `pip check` is content, and notebook 01 passes through nbval inside it, with the project's
+pytest options; the oldest and the newest supported Python also pass the unit tests there (`UNIT_TESTS` below);
 where a Python has its own nbgrader pin (3.10), nbgrader releases and grades notebook 01's exercises there
 too (tests/notebooks/test_exercises.py, on 01 only).
 Without CI=true or GT_PYTHONS this test skips (learners don't pay for it); so it does where a Python is not
@@ -40,10 +39,22 @@ DATA_ONLY_ON_310 = re.search(r'^DATA_ONLY_ON_310="([^"]*)"', RUN_SH, flags=re.M)
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gentle-transformers"
 THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 
-# What runs inside each other Python: the unit tests (pytest -m "not slow or each_python": the fast tier, and the slow
-# tests that start a Python, pip or git, since each Python imports and installs in its own way; what starts kernels,
-# servers or notebooks is left to the main run) and notebook 01 through nbval.
-UNIT_TESTS = ["-m", "not slow or each_python", "tests"]
+
+# What runs inside each other Python. The oldest and the newest supported Python run the unit tests: tests/unit (every
+# test of helpers/ not marked slow, and the slow ones that start a Python, pip or git, marked each_python, since each
+# Python imports and installs in its own way) and the each_python tests elsewhere (the tools a learner or an instructor
+# runs: the workspace, the hub, the wheel); the tests that read the repository's files (its layout, its notebooks'
+# text) give the same answer on every Python and run in the main run only, as does what starts kernels, servers or
+# notebooks. A Python between the two (3.12), bracketed by them and by the main run's, sets up and runs notebook 01.
+def each_python_files() -> list[str]:
+    """The test files outside tests/unit that hold a test marked each_python (this one aside)."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
+                  if not p.is_relative_to(ROOT / "tests" / "unit") and p.name != "test_pythons.py"
+                  and "pytest.mark.each_python" in p.read_text(encoding="utf-8"))
+
+
+UNIT_TESTS = ["-m", "not slow or each_python", "tests/unit", *each_python_files()]
+FULL = (SUPPORTED[0], SUPPORTED[-1])  # the Pythons that run UNIT_TESTS
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
 EXERCISES = "01"  # tests/notebooks/test_exercises.py grades only this notebook with nbgrader there
 TIMEOUT = 900  # s, for the whole run inside one environment
@@ -155,8 +166,10 @@ def test_other_python_sets_up_and_passes(version, tmp_path):
     slow = [NOTEBOOK, "tests/tools/test_offline.py"]
     if pins["nbgrader"] != expected_pins(THIS_PYTHON)["nbgrader"]:
         slow.append("tests/notebooks/test_exercises.py")  # the main run grades with the main nbgrader
-    for what, cmd, least in (("unit tests", [py, "-m", "pytest", "-q", "-n", "0", *UNIT_TESTS], 1000),
-                             ("notebook 01 and more", [py, "-m", "pytest", "-q", "-n", "0", *slow], 10)):
+    runs = [("notebook 01 and more", [py, "-m", "pytest", "-q", "-n", "0", *slow], 10)]
+    if version in FULL:
+        runs.insert(0, ("unit tests", [py, "-m", "pytest", "-q", "-n", "0", *UNIT_TESTS], 1000))
+    for what, cmd, least in runs:
         code, out = run(cmd, env, TIMEOUT, tmp_path / f"pytest {what}.log")
         summary = out.strip().splitlines()[-1] if out.strip() else ""
         assert code == 0, f"Python {version}, {what}: `{' '.join(cmd[1:])}` in {venv} failed:\n{out[-6000:]}"

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent  # tests/unit/checks: the tests that hand
 ROOT = HERE.parents[2]
 CHECKS = ROOT / "helpers" / "checks"
 # tests elsewhere that raise ExerciseError too but give right answers or whole notebooks (no message of their own)
-OTHER_TESTS = ("test_checks_containers.py", "test_exercises.py", "test_notebooks_clean.py")
+OTHER_TESTS = ("test_exercises.py", "test_notebooks_clean.py")
 NOT_CHECKS = ("answers.py", "offer.py", "solutions.py")  # the series' answers on request and the line offering them:
 # code and prints, no check's message (test_answers.py gives each of their texts)
 
