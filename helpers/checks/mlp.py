@@ -258,6 +258,10 @@ def _name_the_ordering(model, returned: list, what: str) -> None:
                         "is wrong.")
 
 
+# Notebook 12's helpers that do exercise 6.2's work: every unit's direct push on the right colour, and the search.
+SEARCHES = ("helpers.lessons.superposition.pushes", "helpers.lessons.superposition.units_needed")
+
+
 @exercise(answered_by=())
 def check_fact_neurons(fn: Callable) -> bool:
     """fn(model, prompt, answer) -> a list of layer-0 hidden neurons; zeroing them must make the model's first
@@ -274,7 +278,7 @@ def check_fact_neurons(fn: Callable) -> bool:
     g = torch.Generator().manual_seed(61)
     for prompt, answer in facts:
         fact = f"{task.vocab[int(prompt[0])]} {task.vocab[int(prompt[1])]} -> {task.vocab[answer]}"
-        out = call(fn, model, prompt.clone(), answer, what=what)
+        out = call(fn, model, prompt.clone(), answer, what=what, forbid=SEARCHES)
         neurons = _neuron_list(out, d_mlp, what)
         if not _flipped(model, prompt, answer, neurons):
             logits, cache = model.run_with_cache(prompt)

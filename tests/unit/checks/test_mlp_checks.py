@@ -198,6 +198,20 @@ def test_fact_neurons_right_answers_pass():
     assert check_fact_neurons(lambda *a: sorted(_ordered_until_flip(_direct_effect)(*a)))   # or sorted: fine too
 
 
+def _pushes_of_notebook_12(model, z, answer):
+    """6.2's ordering from notebook 12's helper, which computes every neuron's direct push."""
+    from helpers.lessons.superposition import pushes
+
+    return pushes(model, torch.tensor([answer]), z[:, None])[:, 0]
+
+
+def test_fact_neurons_refuses_notebook_12s_search():
+    from helpers.checks.mlp import check_fact_neurons
+
+    with pytest.raises(ExerciseError, match=r"calls helpers\.lessons\.superposition\.pushes, which does the whole"):
+        check_fact_neurons(_ordered_until_flip(_pushes_of_notebook_12))
+
+
 def _by_firing(model, z, answer):
     """Notebook 06's rejected ordering: by how strongly each neuron fires (z_j), not by its effect."""
     return z
