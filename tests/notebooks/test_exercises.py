@@ -4,7 +4,7 @@
   own checks: an unfilled copy scores 0 on every exercise, the solutions full marks, a wrong answer 0 with the
   check's message as its feedback. (No check reads a model trained live in the notebook — 9.3 grades shipped copies
   of 09's model, 10 reads a shipped one — so grading "on another machine" is left to tests/notebooks/test_determinism.py,
-  which runs every solution notebook, its checks included, under both other-machine settings.)
+  which runs every solution notebook, its checks included, as another machine.)
 - an unfilled learner copy runs to the end with no error: each check says "not written yet" on stderr
   (so "Run All" works for a learner, and nbgrader scores it 0);
 - nothing above an exercise computes what it asks for: no notebook cell calls a helper that answers it

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-LONGEST_FIRST = ["test_exercises.py", "@browser", "test_site.py", ".ipynb",
+LONGEST_FIRST = ["test_exercises.py", "@browser", "test_site.py", "test_add_a_notebook.py", ".ipynb",
                  "test_determinism.py", "test_seeds.py", "test_pythons.py", "test_gpt2.py", "test_setup.py",
                  "test_lab.py"]
 

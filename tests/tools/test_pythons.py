@@ -8,7 +8,8 @@ unchanged. Installing needs the network, so it happens there and never here (thi
 
 Here, for each such Python: the environment holds exactly the pins of requirements.txt for that Python and
 this clone's helpers, `pip check` is content, and notebook 01 passes through nbval inside it, with the project's
-pytest options; the oldest and the newest supported Python also pass the unit tests there (`UNIT_TESTS` below);
+pytest options, and every module of helpers/ and tools/ imports; the newest supported Python also passes the unit
+tests there (`UNIT_TESTS` below);
 where a Python has its own nbgrader pin (3.10), nbgrader releases and grades notebook 01's exercises there
 too (tests/notebooks/test_exercises.py, on 01 only).
 Without CI=true or GT_PYTHONS this test skips (learners don't pay for it); so it does where a Python is not
@@ -40,12 +41,13 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gent
 THIS_PYTHON = "%d.%d" % sys.version_info[:2]
 
 
-# What runs inside each other Python. The oldest and the newest supported Python run the unit tests: tests/unit (every
-# test of helpers/ not marked slow, and the slow ones that start a Python, pip or git, marked each_python, since each
-# Python imports and installs in its own way) and the each_python tests elsewhere (the tools a learner or an instructor
-# runs: the workspace, the hub, the wheel); the tests that read the repository's files (its layout, its notebooks'
-# text) give the same answer on every Python and run in the main run only, as does what starts kernels, servers or
-# notebooks. A Python between the two (3.12), bracketed by them and by the main run's, sets up and runs notebook 01.
+# What runs inside each other Python. Every one imports every module of helpers/ and tools/ (what a new or removed
+# piece of syntax or of the standard library breaks, it breaks at import), and runs notebook 01 and the offline guard.
+# The newest supported Python, where behaviour changes first, also runs the unit tests: tests/unit (every test of
+# helpers/ not marked slow, and the slow ones that start a Python, pip or git, marked each_python, since each Python
+# imports and installs in its own way) and the each_python tests elsewhere (the tools a learner or an instructor runs:
+# the workspace, the hub, the wheel). The tests that read the repository's files (its layout, its notebooks' text)
+# give the same answer on every Python and run in the main run only, as does what starts kernels, servers or browsers.
 def each_python_files() -> list[str]:
     """The test files outside tests/unit that hold a test marked each_python (this one aside)."""
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
@@ -54,7 +56,16 @@ def each_python_files() -> list[str]:
 
 
 UNIT_TESTS = ["-m", "not slow or each_python", "tests/unit", *each_python_files()]
-FULL = (SUPPORTED[0], SUPPORTED[-1])  # the Pythons that run UNIT_TESTS
+FULL = (SUPPORTED[-1],)  # the Pythons that run UNIT_TESTS
+IMPORT_ALL = """
+import importlib, pkgutil
+import helpers, tools
+names = sorted(m.name for pkg in (helpers, tools) for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")
+               if not m.name.endswith("__main__"))
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
 NOTEBOOK = "notebooks/01_bigrams.ipynb"
 EXERCISES = "01"  # tests/notebooks/test_exercises.py grades only this notebook with nbgrader there
 TIMEOUT = 900  # s, for the whole run inside one environment
@@ -160,6 +171,11 @@ def test_other_python_sets_up_and_passes(version, tmp_path):
 
     code, out = run([py, "-m", "pip", "check"], env, 120, tmp_path / "pip-check.log")
     assert code == 0, out[-3000:]
+
+    # every module imports
+    code, out = run([py, "-c", IMPORT_ALL], env, 300, tmp_path / "imports.log")
+    assert code == 0, f"Python {version}: a module of helpers/ or tools/ does not import:\n{out[-3000:]}"
+    assert int(out.strip().splitlines()[-1]) > 100, out[-500:]
 
     # the unit tests, then notebook 01 and the offline guard (a sitecustomize.py, read by each Python in its own way),
     # and nbgrader's pass where this Python's nbgrader is another one
