@@ -19,6 +19,7 @@ sight (tools/clean.py). Default: every notebook in notebooks/.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -204,17 +205,32 @@ def with_venv_path(env: dict) -> dict:
     return env | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
 
 
-def nbgrader(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``nbgrader ARGS`` in a course folder, with this Python's nbgrader, its output captured."""
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
-                          env=with_venv_path(env or dict(os.environ)))
+# nbgrader's own Python API (NbGraderAPI, what its formgrader calls: the same apps as its command line) runs a course's
+# steps in one process; the command line would start nbgrader afresh for each step, about 5 s each.
+_STEPS = r"""
+import json, sys
+from traitlets.config.loader import PyFileConfigLoader
+from nbgrader.apps import NbGraderAPI
+
+api = NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=".").load_config())
+failed = []
+for step in json.loads(sys.argv[1]):
+    result = getattr(api, step[0])(*step[1:])
+    if not result["success"]:
+        failed.append(f"nbgrader {step}: {result.get('error', '')}\n{result.get('log', '')[-3000:]}")
+print(json.dumps(failed))
+"""
 
 
-def generate_assignment(course: Path, name: str) -> None:
-    """``nbgrader generate_assignment NAME`` in a course folder (quietly; its log if it fails)."""
-    run = nbgrader(course, "generate_assignment", name, "--force")
+def nbgrader_steps(course: Path, steps: list[list[str]], env: dict | None = None) -> list[str]:
+    """Run ``steps`` ([a method of nbgrader's NbGraderAPI, its arguments...], e.g. ["autograde", "01_bigrams",
+    "ada"]) in a course folder, in one process of this Python's nbgrader. Returns what failed, each with its log
+    (empty: every step succeeded)."""
+    run = subprocess.run([sys.executable, "-c", _STEPS, json.dumps(steps)], cwd=course, capture_output=True,
+                         text=True, env=with_venv_path(env or dict(os.environ)))
     if run.returncode:
-        raise SystemExit(f"nbgrader generate_assignment {name} failed:\n{run.stdout}{run.stderr}")
+        return [f"nbgrader could not run its steps:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"]
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str]) -> int:
@@ -231,8 +247,11 @@ def main(argv: list[str]) -> int:
         outdir = Path(argv[1])
         outdir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as course:
-            for name in make_course(Path(course), notebooks(argv[2:])):
-                generate_assignment(Path(course), name)
+            names = make_course(Path(course), notebooks(argv[2:]))
+            failed = nbgrader_steps(Path(course), [["generate_assignment", name] for name in names])
+            if failed:
+                raise SystemExit("\n".join(failed))
+            for name in names:
                 release = Path(course) / "release" / name / f"{name}.ipynb"
                 nb = nbformat.read(release, as_version=4)
                 write(nb, outdir / release.name)

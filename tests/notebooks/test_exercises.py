@@ -76,29 +76,8 @@ def wrong_answer(source: str) -> str:
                           "return C / C.sum(dim=1, keepdim=True).clamp(min=1e-12)")
 
 
-# nbgrader's own Python API (what its formgrader calls; the same apps as the command line) runs every step of the
-# course in one process: the command line would start nbgrader afresh for each of the 25 steps, about 5 s each.
-BATCH = r"""
-import json, sys
-from traitlets.config.loader import PyFileConfigLoader
-from nbgrader.apps import NbGraderAPI
-
-api = NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=".").load_config())
-failed = []
-for step in json.loads(sys.argv[1]):
-    result = getattr(api, step[0])(*step[1:])
-    if not result["success"]:
-        failed.append(f"nbgrader {step}: {result.get('error', '')}\n{result.get('log', '')[-3000:]}")
-print(json.dumps(failed))
-"""
-
-
 def nbgrader_steps(course: Path, steps: list[list[str]], env: dict | None = None) -> None:
-    """Run ``steps`` ([method of nbgrader's NbGraderAPI, its arguments...]) in one process, in the course folder."""
-    run = subprocess.run([sys.executable, "-c", BATCH, json.dumps(steps)], cwd=course, capture_output=True, text=True,
-                         env=nbtool.with_venv_path(env or dict(os.environ)))
-    assert run.returncode == 0, f"nbgrader's steps failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
-    failed = json.loads(run.stdout.strip().splitlines()[-1])
+    failed = nbtool.nbgrader_steps(course, steps, env)
     assert not failed, "\n".join(failed)
 
 
